@@ -1,0 +1,75 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "bridged",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "bridged", targets: ["bridged"]),
+        .library(name: "BridgeProtocol", targets: ["BridgeProtocol"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+    ],
+    targets: [
+        // libwebsockets 4.1.6 from Debian's libwebsockets-dev, plus a shim header for what Swift
+        // cannot import (LWS_PRE, log macros, variadic functions).
+        .systemLibrary(
+            name: "CWebsockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev"])]
+        ),
+        // Pure Swift: the stacking engine, the protocol state machine, the JSON codec, the router.
+        // No I/O, no threads, no lws.
+        .target(name: "BridgeProtocol"),
+        // Route configuration files (YAML) parsed into BridgeProtocol's router types.
+        .target(
+            name: "BridgeConfig",
+            dependencies: [
+                "BridgeProtocol",
+                .product(name: "Yams", package: "Yams"),
+            ]
+        ),
+        // The libwebsockets glue: transport, timers, HTTP, and the daemon that drives the
+        // protocol state machine. Only the lws service thread touches lws.
+        .target(
+            name: "BridgeServer",
+            dependencies: [
+                "CWebsockets",
+                "BridgeProtocol",
+                "BridgeConfig",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "bridged",
+            dependencies: [
+                "BridgeServer",
+                "BridgeProtocol",
+                "BridgeConfig",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "BridgeProtocolTests",
+            dependencies: [
+                "BridgeProtocol",
+                "BridgeConfig",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]
+        ),
+        .testTarget(
+            name: "BridgeServerTests",
+            dependencies: [
+                "BridgeServer",
+                "CWebsockets",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

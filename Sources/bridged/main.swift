@@ -1,0 +1,1 @@
+print("bridged: not yet wired")

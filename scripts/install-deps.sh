@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what bridged needs and is missing. With --test, also what the test suites need.
+# Safe to run again: it installs only what is absent.
+set -euo pipefail
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+apt_pkgs=()
+command -v pkg-config >/dev/null 2>&1 || apt_pkgs+=(pkg-config)
+if ! pkg-config --exists libwebsockets 2>/dev/null; then apt_pkgs+=(libwebsockets-dev); fi
+if [ $want_test = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
+  command -v node >/dev/null 2>&1 || apt_pkgs+=(nodejs)
+fi
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "installing: ${apt_pkgs[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
+fi
+
+if [ $want_test = 1 ]; then
+  py=${PYTHON:-python3}
+  if ! $py -c 'import websockets, pytest' >/dev/null 2>&1; then
+    echo "installing: python websockets pytest"
+    $py -m pip install -q --disable-pip-version-check websockets pytest
+  fi
+fi
