@@ -148,10 +148,11 @@ extension Bridge {
         nextControllerNumber += 1
         let info = ControllerInfo(name: "c\(number)", number: number, handles: handles)
         clients[client]?.role = .controller(info)
+        let version = configuration.version
         sendResult(client, id: id) { out in
             out.key("protocol"); out.int(1)
             out.key("controller"); out.string(info.name)
-            out.key("version"); out.string(configuration.version)
+            out.key("version"); out.string(version)
         }
     }
 
@@ -346,29 +347,39 @@ extension Bridge {
             }
             flush(sid, cause: "session.create", now: now)
         case "session.list":
+            var list = JSONWriter(capacity: 256)
+            writeSessionArray(into: &list, now: now)
+            let sessionsJSON = list.bytes
             sendResult(client, id: id) { w in
-                w.key("sessions")
-                writeSessionArray(into: &w, now: now)
+                w.key("sessions"); w.raw(sessionsJSON)
             }
         case "session.get":
             let sid = try existingSession(p)
             let stack = stackJSON(sid)
+            var extra = JSONWriter(capacity: 128)
+            writeForeground(sid, into: &extra, now: now)
+            let foreground = extra.bytes
+            var handlers: [(String, String?)] = []
+            for name in ["navigate", "webview.open"] {
+                if let h = handler(of: name, in: sid), case .controller(let info)? = clients[h]?.role {
+                    handlers.append((name, info.name))
+                } else {
+                    handlers.append((name, nil))
+                }
+            }
+            let canGoBack = sessions[sid]!.engine.canGoBack
             sendResult(client, id: id) { w in
                 w.key("session"); w.string(sid)
                 w.key("stack"); w.raw(stack)
-                w.key("foreground"); writeForeground(sid, into: &w, now: now)
+                w.key("foreground"); w.raw(foreground)
                 w.key("handlers")
                 w.beginObject()
-                for name in ["navigate", "webview.open"] {
+                for (name, controller) in handlers {
                     w.key(name)
-                    if let h = handler(of: name, in: sid), case .controller(let info)? = clients[h]?.role {
-                        w.string(info.name)
-                    } else {
-                        w.null()
-                    }
+                    if let controller { w.string(controller) } else { w.null() }
                 }
                 w.endObject()
-                w.key("canGoBack"); w.bool(sessions[sid]!.engine.canGoBack)
+                w.key("canGoBack"); w.bool(canGoBack)
             }
         case "session.close":
             let sid = try existingSession(p)
