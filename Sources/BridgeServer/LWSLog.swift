@@ -1,0 +1,42 @@
+import CWebsockets
+import Logging
+
+/// Routes libwebsockets' own log (errors and warnings only) into a swift-log `Logger`.
+///
+/// lws keeps one process-wide emit function (a C function pointer, so no captures): the logger
+/// lives in a global box. The most recently started transport's logger wins.
+enum LWSLog {
+    static let box = Locked<Logger?>(nil)
+
+    static func install(_ logger: Logger) {
+        box.withLock { $0 = logger }
+        lws_set_log_level(Int32(LLL_ERR | LLL_WARN)) { level, line in
+            guard let line else { return }
+            LWSLog.emit(level: level, line: String(cString: line))
+        }
+    }
+
+    static func emit(level: Int32, line: String) {
+        guard let logger = box.withLock({ $0 }) else { return }
+        let message = clean(line)
+        if level & Int32(LLL_ERR) != 0 {
+            logger.error("lws: \(message)")
+        } else {
+            logger.warning("lws: \(message)")
+        }
+    }
+
+    /// Drops the trailing newline and lws's own `[date time] E: ` prefix.
+    static func clean(_ line: String) -> String {
+        var s = Substring(line)
+        while let last = s.last, last == "\n" || last == "\r" { s = s.dropLast() }
+        if s.hasPrefix("["), let close = s.firstIndex(of: "]") {
+            var rest = s[s.index(after: close)...]
+            while rest.first == " " { rest = rest.dropFirst() }
+            // e.g. "E: " / "W: "
+            if rest.count >= 3, rest.dropFirst().hasPrefix(": ") { rest = rest.dropFirst(3) }
+            s = rest
+        }
+        return String(s)
+    }
+}
