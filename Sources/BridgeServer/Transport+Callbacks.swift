@@ -87,8 +87,31 @@ extension Transport {
         logger.info("refused WebSocket upgrade",
                     metadata: ["path": "\(path)", "origin": "\(header(wsi, WSI_TOKEN_ORIGIN) ?? "-")",
                                "status": "\(refusal.status)", "why": "\(refusal.why)"])
-        _ = lws_return_http_status(wsi, refusal.status, nil)
+        writeRawRefusal(wsi, status: Int(refusal.status), text: refusal.why)
         return 1
+    }
+
+    /// A complete HTTP/1.1 error response written in one go. (lws_return_http_status at this
+    /// stage answers "HTTP/1.0", which strict WebSocket clients reject as malformed instead of
+    /// reporting the status.) The connection is closed after it.
+    private func writeRawRefusal(_ wsi: OpaquePointer, status: Int, text: String) {
+        let reason = switch status {
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 503: "Service Unavailable"
+        default: "Error"
+        }
+        let body = text + "\n"
+        let head = "HTTP/1.1 \(status) \(reason)\r\n"
+            + "Content-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n"
+            + "X-Content-Type-Options: nosniff\r\n"
+            + "Connection: close\r\n\r\n"
+        let bytes = Array((head + body).utf8)
+        let payload = scratch + pre
+        let n = min(bytes.count, Transport.chunkSize)
+        bytes.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: n) }
+        _ = bridged_lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), n, Int32(LWS_WRITE_HTTP_HEADERS.rawValue))
     }
 
     private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
