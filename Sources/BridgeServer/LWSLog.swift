@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import CWebsockets
 import Logging
 
@@ -10,7 +15,10 @@ enum LWSLog {
 
     static func install(_ logger: Logger) {
         box.withLock { $0 = logger }
-        lws_set_log_level(Int32(LLL_ERR | LLL_WARN)) { level, line in
+        // BRIDGED_LWS_LOG=<LLL_ bitmask> widens lws's own log for diagnosis (e.g. 1023).
+        var mask = Int32(LLL_ERR | LLL_WARN)
+        if let env = getenv("BRIDGED_LWS_LOG"), let value = Int32(String(cString: env)) { mask = value }
+        lws_set_log_level(mask) { level, line in
             guard let line else { return }
             LWSLog.emit(level: level, line: String(cString: line))
         }
@@ -21,8 +29,10 @@ enum LWSLog {
         let message = clean(line)
         if level & Int32(LLL_ERR) != 0 {
             logger.error("lws: \(message)")
-        } else {
+        } else if level & Int32(LLL_WARN) != 0 {
             logger.warning("lws: \(message)")
+        } else {
+            logger.notice("lws: \(message)")
         }
     }
 

@@ -134,6 +134,9 @@ extension Transport {
     }
 
     private func receive(_ conn: Connection, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
+        // Closing on our side (1009, 1008): lws keeps reading until the peer's close arrives;
+        // returning -1 again here would turn the clean close into a hard kill.
+        if conn.killed { return 0 }
         let final = lws_is_final_fragment(conn.wsi) != 0
         if !conn.inMessage {
             conn.inMessage = true
@@ -146,8 +149,7 @@ extension Transport {
                         metadata: ["connection": "c\(conn.id)", "limit": "\(configuration.maxMessageBytes)"])
             conn.rxBuffer = []
             conn.killed = true
-            setCloseReason(conn.wsi, 1009, "message too big")
-            return -1
+            return closeNow(conn.wsi, 1009, "message too big")
         }
         // After we asked to close, the peer's messages are dropped.
         let deliver = conn.closeRequest == nil && !conn.killed

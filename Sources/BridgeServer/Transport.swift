@@ -278,6 +278,9 @@ public final class Transport {
         }
     }
 
+    /// How long a connection closed for a slow reader may take to accept its close frame.
+    static let slowReaderGraceSeconds: Int32 = 5
+
     private func overflow(_ conn: Connection) {
         logger.warning("closing a connection whose reader is too slow",
                        metadata: ["connection": "c\(conn.id)", "queued": "\(conn.queuedBytes)",
@@ -287,32 +290,41 @@ public final class Transport {
         conn.headOffset = 0
         conn.killed = true
         conn.closeRequest = (1008, "send queue overflow")
-        setCloseReason(conn.wsi, 1008, "send queue overflow")
-        // The socket may never become writable (the peer does not read): let lws close it from
-        // the loop; its close path still sends the prepared 1008 frame if the socket allows.
-        bridged_lws_kill_async(conn.wsi)
+        // Stop reading its requests (they would only produce more replies), send the 1008 as
+        // soon as the socket has room, and drop the connection if it never does.
+        _ = lws_rx_flow_control(conn.wsi, 0)
+        bridged_lws_set_timeout(conn.wsi, Transport.slowReaderGraceSeconds)
+        requestWritable(conn)
     }
 
-    func setCloseReason(_ wsi: OpaquePointer, _ code: UInt16, _ reason: String) {
-        var bytes = Array(reason.utf8)
-        if bytes.count > 123 {
-            // Cut at 123 bytes without splitting a character (the peer would see invalid UTF-8).
-            bytes.removeSubrange(123...)
+    /// Writes a close frame now and returns -1 for the callback to return. The frame is written
+    /// by us rather than through lws_close_reason: lws 4.1 only sends a prepared close once the
+    /// socket is writable, and kills the connection without it if more data frames arrive in
+    /// the meantime (a client still streaming an oversized message).
+    func closeNow(_ wsi: OpaquePointer, _ code: UInt16, _ reason: String) -> Int32 {
+        var bytes: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8)
+        if bytes.count > 125 {
+            // Cut at 125 bytes without splitting a character (the peer would see invalid UTF-8).
+            bytes.removeSubrange(125...)
             var i = bytes.count - 1
-            while i > 0 && bytes[i] & 0xC0 == 0x80 { i -= 1 }
+            while i > 2 && bytes[i] & 0xC0 == 0x80 { i -= 1 }
             let lead = bytes[i]
             let need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
             if i + need > bytes.count { bytes.removeSubrange(i...) }
         }
-        bytes.withUnsafeBufferPointer { b in
-            bridged_lws_close_reason(wsi, code, b.baseAddress, b.count)
-        }
+        let payload = scratch + pre
+        bytes.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        _ = bridged_lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), bytes.count, bridged_write_close())
+        return -1
     }
 
     /// SERVER_WRITEABLE: one lws_write (a message, or one fragment of a large one), then re-arm.
     func writeable(_ conn: Connection) -> Int32 {
         conn.writableRequested = false
-        if conn.killed { return 0 }
+        if conn.killed {
+            if let request = conn.closeRequest { return closeNow(conn.wsi, request.code, request.reason) }
+            return 0
+        }
         if let message = conn.queue.first {
             let remaining = message.count - conn.headOffset
             let n = min(remaining, Transport.chunkSize)
@@ -339,8 +351,7 @@ public final class Transport {
             return 0
         }
         if let request = conn.closeRequest {
-            setCloseReason(conn.wsi, request.code, request.reason)
-            return -1
+            return closeNow(conn.wsi, request.code, request.reason)
         }
         return 0
     }

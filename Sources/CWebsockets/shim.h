@@ -27,8 +27,16 @@ static inline int bridged_lws_write(struct lws *wsi, unsigned char *buf, size_t 
 static inline int bridged_ws_text_flags(int is_start, int is_end) {
     return lws_write_ws_flags(LWS_WRITE_TEXT, is_start, is_end);
 }
+/* LWS_WRITE_CLOSE (4) is private in the 4.1 headers ("handled by lws_close_reason"), but
+ * lws_write accepts it and emits a close frame at once; see Transport.closeNow for why. */
+static inline int bridged_write_close(void) { return 4; }
 static inline int bridged_write_http(int is_final) {
     return is_final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP;
+}
+
+/* A per-connection deadline: lws closes the connection after `secs` unless it is reset (0 clears). */
+static inline void bridged_lws_set_timeout(struct lws *wsi, int secs) {
+    lws_set_timeout(wsi, secs ? PENDING_TIMEOUT_USER_OK : NO_PENDING_TIMEOUT, secs);
 }
 
 /* Kill a connection from outside its callbacks (the close goes through the normal ws close path,
