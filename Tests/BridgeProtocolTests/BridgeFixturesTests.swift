@@ -98,9 +98,9 @@ extension BridgeHarness {
         events(c, name).map { $0["params"] ?? .null }
     }
 
-    /// Names of the events `c` has been sent, in order.
-    func eventNames(_ c: ClientID) -> [String] {
-        (inbox[c] ?? []).compactMap { $0["event"]?.stringValue }
+    /// Names of the events `c` has been sent, in order (from inbox position `since` on).
+    func eventNames(_ c: ClientID, since: Int = 0) -> [String] {
+        (inbox[c] ?? []).dropFirst(since).compactMap { $0["event"]?.stringValue }
     }
 
     // MARK: Snapshots
