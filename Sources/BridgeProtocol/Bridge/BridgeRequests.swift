@@ -86,6 +86,7 @@ extension Bridge {
             let w1 = ItemID.webview(1)
             clients[client]?.role = .page(session: sid, webview: w1)
             writeHelloResult(client, id: id, session: sid, webview: w1)
+            emit(sid, "session.created") { _ in }
             flush(sid, cause: "hello", now: now)
             return
         }
@@ -157,6 +158,8 @@ extension Bridge {
     }
 
     /// Creates a session with a root web view; `connectedBy` is its page, `subscriber` its creator.
+    /// The caller emits `session.created` after its reply (a reply comes before the events its
+    /// request caused).
     mutating func createSession(url: String, connectedBy page: ClientID?, subscriber: ClientID?, now: Int64) throws(ProtocolError) -> String {
         guard sessions.count < configuration.maxSessions else {
             throw ProtocolError(.limitExceeded, "the daemon holds \(sessions.count) sessions, the most --max-sessions allows")
@@ -176,7 +179,6 @@ extension Bridge {
         }
         let token = randomHex(bytes: 16)
         _ = step(sid, .createRoot(url: url, token: token, connected: page != nil), now: now)
-        emit(sid, "session.created") { _ in }
         updateIdle(sid, now: now)
         return sid
     }
@@ -345,6 +347,7 @@ extension Bridge {
                 w.key("token"); w.string(token)
                 w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
             }
+            emit(sid, "session.created") { _ in }
             flush(sid, cause: "session.create", now: now)
         case "session.list":
             var list = JSONWriter(capacity: 256)

@@ -314,11 +314,13 @@ public struct SessionEngine: Equatable, Sendable {
         if singleTab, case .webview(let uncovered)? = stack.last, !uncovered.connected {
             load = LoadTarget(webview: uncovered.id, url: uncovered.url, token: uncovered.token)
         }
-        for (n, item) in removed.enumerated() {
+        for item in removed {
             guard case .webview(let w) = item else { continue }
             if w.connected {
-                // Only the page that was on top shows the browser tab and follows `load`.
-                effects.append(.sendToPage(w.id, .closed(reason: "popped", load: n == 0 ? load : nil)))
+                // Only the topmost page shows the browser tab and follows `load` (a native
+                // screen above it has no page of its own).
+                effects.append(.sendToPage(w.id, .closed(reason: "popped", load: load)))
+                load = nil
                 effects.append(.closePage(w.id, code: 1000))
             }
             effects.append(.observe(.webviewClosed(webview: w.id)))
