@@ -127,7 +127,9 @@ window.addEventListener("popstate", () => {
 
 // Restored from the back/forward cache: bridge.js re-claims; show the state again.
 window.addEventListener("pageshow", (event) => {
-  if (event.persisted) rendered("pageshow");
+  if (!event.persisted) return;
+  render();
+  rendered("pageshow");
 });
 
 $("back").addEventListener("click", async () => {
