@@ -596,15 +596,17 @@ describe("classic navigation interception", () => {
     assert.equal(ws().sent.length, n);
   });
 
-  test("_self, _top in a top-level page, area elements and custom schemes are intercepted", () => {
+  test("_self, _top in a top-level page, area and SVG links, custom schemes are intercepted", () => {
     const { click, ws } = clickSetup();
     click(element("a", { href: "/a", target: "_self" }));
     click(element("a", { href: "/b", target: "_top" }));
     click(element("area", { href: "/c" }));
     click(element("a", { href: "tt://native/screen" }));
+    click(element("a", { "xlink:href": "/svg" })); // an SVG link
     click(element("a", { href: APP.replace(/\/$/, "") + "/?q=1" })); // same path, other query: a new document
-    assert.deepEqual(ws().sent.slice(-5).map((f) => f.params.url), [
-      "http://127.0.0.1:8787/a", "http://127.0.0.1:8787/b", "http://127.0.0.1:8787/c", "tt://native/screen", APP + "?q=1",
+    assert.deepEqual(ws().sent.slice(-6).map((f) => f.params.url), [
+      "http://127.0.0.1:8787/a", "http://127.0.0.1:8787/b", "http://127.0.0.1:8787/c", "tt://native/screen",
+      "http://127.0.0.1:8787/svg", APP + "?q=1",
     ]);
   });
 
