@@ -671,7 +671,10 @@ export class Bridge {
     if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
     const link = findLink(event);
     if (!link || link.hasAttribute("download") || link.hasAttribute("data-bridge-ignore")) return;
-    if (!this._targetsThisWindow(link.getAttribute("target"))) return;
+    const target = link.hasAttribute("target")
+      ? link.getAttribute("target")
+      : this._document?.querySelector?.("base[target]")?.getAttribute("target");
+    if (!this._targetsThisWindow(target)) return;
     const href = link.getAttribute("href") ?? link.getAttribute("xlink:href");
     if (href == null) return;
     let url;

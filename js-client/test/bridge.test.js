@@ -610,6 +610,15 @@ describe("classic navigation interception", () => {
     ]);
   });
 
+  test("<base target> applies to links without their own target", () => {
+    const { click, ws, page } = clickSetup();
+    page.document.querySelector = (sel) => (sel === "base[target]" ? element("base", { target: "_blank" }) : null);
+    const n = ws().sent.length;
+    assert.equal(click(element("a", { href: "/x" })).defaultPrevented, false);
+    assert.equal(click(element("a", { href: "/y", target: "_self" })).defaultPrevented, true);
+    assert.deepEqual(ws().sent.slice(n).map((f) => f.params.url), ["http://127.0.0.1:8787/y"]);
+  });
+
   test("shouldIntercept decides when given", () => {
     const s = setup({ options: { shouldIntercept: (url) => url.pathname.startsWith("/ext/") } });
     handshake(s.ws());
