@@ -7,7 +7,7 @@ PORT ?= 8787
 RELEASE_BIN := .build/release/bridged
 export BRIDGED_BIN ?= $(CURDIR)/$(RELEASE_BIN)
 
-.PHONY: deps deps-test build build-release run test test-swift test-js test-integration clean
+.PHONY: deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
 
 # Install what is missing (idempotent; apt-get only when a piece is absent).
 deps:
@@ -39,6 +39,19 @@ test-js:
 
 test-integration:
 	$(PYTHON) -m pytest -q Tests/integration
+
+# Benchmarks (not part of `make test`): every workload against bridged, a raw libwebsockets echo
+# server and a Python `websockets` mock, one core each side; prints the table of
+# docs/PERFORMANCE.md. BENCH_ARGS is passed to Benchmarks/run.py (e.g. BENCH_ARGS="--duration 2").
+BENCH_ARGS ?=
+
+bench-build: deps
+	$(SWIFT) build -c release --product bridged
+	$(SWIFT) build -c release --product bridge-load
+
+bench: bench-build
+	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q --disable-pip-version-check websockets
+	$(PYTHON) Benchmarks/run.py $(BENCH_ARGS)
 
 clean:
 	rm -rf .build

@@ -162,7 +162,14 @@ class Driver: ConnectionHandler {
         return true
     }
 
+    /// Closes every connection with a closing handshake (so the peer closes first and no
+    /// TIME_WAIT piles up on the load side), resetting the ones that do not answer within 3 s.
     func closeAll() {
+        for c in loop.connections { loop.closeGracefully(c) }
+        let until = monotonicNanos() + 3_000_000_000
+        while loop.openCount > 0 && monotonicNanos() < until {
+            loop.poll(timeoutNanos: 20_000_000)
+        }
         for c in loop.connections { loop.abort(c) }
     }
 
@@ -189,6 +196,7 @@ struct CPUWindow {
     var startWall: UInt64 = 0
     var startOwn = 0.0
     var startDaemon: Double?
+    var startMachine: Double?
 
     init(pid: Int32?) { self.pid = pid }
 
@@ -196,14 +204,19 @@ struct CPUWindow {
         startWall = monotonicNanos()
         startOwn = ownCPUSeconds()
         startDaemon = pid.flatMap(ProcFS.cpuSeconds)
+        startMachine = ProcFS.machineBusySeconds()
     }
 
-    /// (load generator, daemon) busy fraction of one core since `start`.
-    func end() -> (own: Double, daemon: Double?) {
+    /// Busy cores since `start`: this process, the daemon, and everything else on the machine.
+    func end() -> (own: Double, daemon: Double?, other: Double?) {
         let wall = Double(monotonicNanos() - startWall) / 1e9
         let own = (ownCPUSeconds() - startOwn) / wall
         var daemon: Double?
         if let pid, let s = startDaemon, let e = ProcFS.cpuSeconds(pid) { daemon = (e - s) / wall }
-        return (own, daemon)
+        var other: Double?
+        if let s = startMachine, let e = ProcFS.machineBusySeconds() {
+            other = max(0, (e - s) / wall - own - (daemon ?? 0))
+        }
+        return (own, daemon, other)
     }
 }

@@ -31,6 +31,8 @@ final class Connection {
     var mask: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
     var fragments: [UInt8] = []
     var inFragmentedMessage = false
+    /// We sent a close frame; the peer's close (or EOF) ends the connection quietly.
+    var closing = false
 
     // Workload state.
     var nextID: Int64 = 1
@@ -353,6 +355,10 @@ final class Loop {
                 }
                 if n < readSize { return }
             } else if n == 0 {
+                if c.closing {
+                    closeSocket(c, reset: false)
+                    return
+                }
                 fail(c, "closed by the peer")
                 return
             } else {
@@ -411,6 +417,8 @@ final class Loop {
             }
         case 0x2:
             fail(c, "unexpected binary frame")
+        case 0x8 where c.closing:
+            closeSocket(c, reset: false)
         case 0x8:
             var code = 0
             if payload.count >= 2 { code = Int(payload[0]) << 8 | Int(payload[1]) }
@@ -434,6 +442,20 @@ final class Loop {
         closeSocket(c, reset: true)
         handler.failed(c, why)
     }
+
+    /// Starts the closing handshake (1000); the connection ends when the peer answers.
+    func closeGracefully(_ c: Connection) {
+        guard c.phase == .open, !c.closing else {
+            abort(c)
+            return
+        }
+        c.closing = true
+        let payload: [UInt8] = [0x03, 0xE8]
+        payload.withUnsafeBytes { appendFrame(c, opcode: 0x8, $0) }
+    }
+
+    /// Connections not closed yet.
+    var openCount: Int { connections.reduce(0) { $0 + ($1.phase == .closed || $1.phase == .idle ? 0 : 1) } }
 
     /// Drops the connection with a TCP reset (no TIME_WAIT left on the load side).
     func abort(_ c: Connection) {

@@ -102,6 +102,14 @@ enum ProcFS {
         return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
+    /// Busy CPU seconds of the whole machine since boot (all CPUs; /proc/stat minus idle and iowait).
+    static func machineBusySeconds() -> Double? {
+        guard let stat = read("/proc/stat"), let line = stat.split(separator: "\n").first else { return nil }
+        let v = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard v.count >= 5 else { return nil }
+        return (v.reduce(0, +) - v[3] - v[4]) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     /// A `kB` line of /proc/PID/status (`VmRSS`, `RssAnon`, `VmHWM`), in KiB.
     static func statusKiB(_ pid: Int32, _ key: String) -> Int? {
         guard let status = read("/proc/\(pid)/status") else { return nil }

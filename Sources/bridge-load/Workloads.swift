@@ -18,7 +18,7 @@ final class ThroughputDriver: Driver {
     var framesInStart = 0
     var framesOutStart = 0
     var cpu: CPUWindow
-    var cpuResult: (own: Double, daemon: Double?) = (0, nil)
+    var cpuResult: (own: Double, daemon: Double?, other: Double?) = (0, nil, nil)
     let navigateTails: [[UInt8]]
     let cycle: Int
 
@@ -191,6 +191,7 @@ final class ThroughputDriver: Driver {
         j.object("latencyMs", latencyJSON(histogram))
         j.num("loadCpu", cpuResult.own)
         if let d = cpuResult.daemon { j.num("daemonCpu", d) }
+        if let o = cpuResult.other { j.num("otherCpu", o, digits: 2) }
         return j
     }
 }

@@ -13,7 +13,7 @@ let options: Options
 do {
     options = try Options.parse(Array(CommandLine.arguments.dropFirst()))
 } catch {
-    let text = error.message.isEmpty ? Options.usage + "\n" : "bridge-load: \(error.message)\n\n\(Options.usage)\n"
+    let text = error.message.isEmpty ? Options.usage + "\n" : "bridge-load: \(error.message) (see bridge-load --help)\n"
     var bytes = Array(text.utf8)
     _ = bytes.withUnsafeMutableBytes { write(error.message.isEmpty ? 1 : 2, $0.baseAddress, $0.count) }
     exit(error.message.isEmpty ? 0 : 64)
