@@ -3,7 +3,7 @@ import Testing
 @testable import BridgeProtocol
 
 @Suite struct RouteResolveTests {
-    let router = Fixture.router()
+    let router = RouterFixture.router()
 
     // MARK: Schemes
 
@@ -51,7 +51,7 @@ import Testing
         #expect(local.route.name == "product")
         #expect(local.screen == .native("ProductScreen"))
         // Web fallback of an own-origin link is the link itself.
-        let web = try Fixture.router(nativeProduct: false).resolve("http://127.0.0.1:8787/products/9")
+        let web = try RouterFixture.router(nativeProduct: false).resolve("http://127.0.0.1:8787/products/9")
         #expect(web.screen == .webview("http://127.0.0.1:8787/products/9"))
     }
 
@@ -63,10 +63,10 @@ import Testing
         #expect(try router.resolve("http://shop.example/app/products/1").screen == .external("http://shop.example/app/products/1"))
         #expect(try router.resolve("https://shop.example:8443/app/x").screen == .external("https://shop.example:8443/app/x"))
 
-        let pushing = Fixture.router(external: .push)
+        let pushing = RouterFixture.router(external: .push)
         #expect(try pushing.resolve("https://elsewhere.example/a").screen == .webview("https://elsewhere.example/a"))
 
-        let denying = Fixture.router(external: .deny)
+        let denying = RouterFixture.router(external: .deny)
         #expect(throws: RouterError(.notAllowed, "external link 'https://elsewhere.example/a' is denied by the external-link policy")) {
             try denying.resolve("https://elsewhere.example/a")
         }
@@ -149,7 +149,7 @@ import Testing
         #expect(try router.resolve("tt://products/list").route.name == "product")
 
         // Declaration order does not matter.
-        var reversed = Fixture.config()
+        var reversed = RouterFixture.config()
         reversed.routes.reverse()
         let r2 = try Router(config: reversed)
         for url in ["tt://products/new", "tt://products/1", "tt://products/list", "tt://shoes/list", "tt://help/x"] {
@@ -168,7 +168,7 @@ import Testing
     }
 
     @Test func ruleOneBeatsAnOffFeatureFlag() throws {
-        var c = Fixture.config()
+        var c = RouterFixture.config()
         c.featureFlags["settings_flag"] = false
         c.routes[7].featureFlag = "settings_flag"
         #expect(c.routes[7].name == "settings")
@@ -179,7 +179,7 @@ import Testing
 
     @Test(arguments: [true, false])
     func ruleTwoFeatureFlagOffFallsBackToAWebView(flag: Bool) throws {
-        let r = try Fixture.router(nativeProduct: flag).resolve("tt://products/42?x=1")
+        let r = try RouterFixture.router(nativeProduct: flag).resolve("tt://products/42?x=1")
         if flag {
             #expect(r.rule == .nativeAvailable)
             #expect(r.screen == .native("ProductScreen"))
@@ -190,7 +190,7 @@ import Testing
     }
 
     @Test func flagsCanChangeAtRunTime() throws {
-        var r = Fixture.router(nativeProduct: false)
+        var r = RouterFixture.router(nativeProduct: false)
         #expect(try r.resolve("tt://products/1").rule == .featureFlagOff)
         r.featureFlags["native_product"] = true
         #expect(try r.resolve("tt://products/1").rule == .nativeAvailable)

@@ -4,9 +4,9 @@ import Testing
 
 @Suite struct RouterActionJSONTests {
     struct Good: Sendable, CustomTestStringConvertible {
-        var json: RouterJSON
+        var json: JSONValue
         var action: RouterAction
-        var testDescription: String { json.jsonText }
+        var testDescription: String { json.jsonString }
     }
 
     static let good: [Good] = [
@@ -41,9 +41,9 @@ import Testing
     }
 
     struct Bad: Sendable, CustomTestStringConvertible {
-        var json: RouterJSON
+        var json: JSONValue
         var messagePart: String
-        var testDescription: String { json.jsonText }
+        var testDescription: String { json.jsonString }
     }
 
     static let bad: [Bad] = [
@@ -83,9 +83,12 @@ import Testing
         }
     }
 
-    @Test func jsonText() {
-        #expect(RouterJSON.object(["b": [1, 2.5, true, nil], "a": "x\"\n\u{1}"]).jsonText == #"{"a":"x\"\n\u0001","b":[1,2.5,true,null]}"#)
-        #expect(RouterJSON.double(3).jsonText == "3")
-        #expect(RouterJSON.double(.infinity).jsonText == "null")
+    @Test func paramTextOfNumbersAndBooleans() {
+        #expect(RouterAction.paramText(.int(42)) == "42")
+        #expect(RouterAction.paramText(.double(2.5)) == "2.5")
+        #expect(RouterAction.paramText(.bool(false)) == "false")
+        #expect(RouterAction.paramText("s") == "s")
+        #expect(RouterAction.paramText(nil) == nil)
+        #expect(RouterAction.paramText([1]) == nil)
     }
 }

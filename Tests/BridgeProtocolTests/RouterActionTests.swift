@@ -3,7 +3,7 @@ import Testing
 @testable import BridgeProtocol
 
 @Suite struct RouterActionTests {
-    let router = Fixture.router()
+    let router = RouterFixture.router()
 
     /// A session with a hand-built tree; new ids start at 100.
     func session(_ tree: NavigationTree) -> RouteSession {
@@ -27,7 +27,7 @@ import Testing
         return out
     }
 
-    func nav(_ url: String, stack: StackRef? = nil, context: RouterJSON? = nil) -> RouterAction {
+    func nav(_ url: String, stack: StackRef? = nil, context: JSONValue? = nil) -> RouterAction {
         .navigate(.url(url), stack: stack, context: context)
     }
 
@@ -40,7 +40,7 @@ import Testing
         #expect(s.tree.tabs[0].items == [
             RouteStackItem(id: "W1", kind: .webview, url: "https://shop.example/app/home", route: "home", title: "Home")
         ])
-        #expect(Fixture.ids(s.tree.tabs[1].items) == ["W2"])
+        #expect(RouterFixture.ids(s.tree.tabs[1].items) == ["W2"])
         #expect(s.tree.tabs[2].items[0].kind == .native)
         #expect(s.tree.tabs[2].items[0].screen == "AccountScreen")
         #expect(s.tree.tabs[2].items[0].id == "N1")
@@ -71,7 +71,7 @@ import Testing
             id: "N2", kind: .native, url: "tt://products/42", screen: "ProductScreen", route: "product",
             params: ["product_id": "42"], title: "Product", context: ["from": "banner"])
         #expect(out.item == n)
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["W1", "N2"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["W1", "N2"])
         #expect(out.transitions == [.push(stack: .tab("home"), item: PushedItem(index: 1, item: n))])
     }
 
@@ -89,10 +89,10 @@ import Testing
         let reviews = try perform(nav("tt://products/42/reviews"), &s)
         #expect(s.tree.activeTabName == "search")
         #expect(reviews.item?.kind == .webview)
-        #expect(Fixture.ids(s.tree.tabs[1].items) == ["W2", "W3"])
+        #expect(RouterFixture.ids(s.tree.tabs[1].items) == ["W2", "W3"])
         // An explicit stack wins over the route's tab.
         let explicit = try perform(nav("tt://products/9", stack: .stack(.tab("account"))), &s)
-        #expect(Fixture.ids(s.tree.tabs[2].items) == ["N1", explicit.item!.id])
+        #expect(RouterFixture.ids(s.tree.tabs[2].items) == ["N1", explicit.item!.id])
         #expect(s.tree.activeTabName == "account")
     }
 
@@ -100,14 +100,14 @@ import Testing
         var s = try fresh()
         let out = try perform(nav("tt://cart"), &s)
         #expect(s.tree.activeStackID == .modal)
-        #expect(Fixture.ids(s.tree.modal) == ["N2"])
+        #expect(RouterFixture.ids(s.tree.modal) == ["N2"])
         #expect(out.transitions == [
             .push(stack: .modal, item: PushedItem(index: 0, item: out.item!)),
             .changeActive(node: "root", active: "modal"),
         ])
         // Links inside the modal (no tab of their own) stay in it.
         try perform(nav("tt://products/1/reviews"), &s)
-        #expect(Fixture.ids(s.tree.modal) == ["N2", "W3"])
+        #expect(RouterFixture.ids(s.tree.modal) == ["N2", "W3"])
         #expect(s.tree.activeStack.last?.id == "W3")
     }
 
@@ -134,25 +134,25 @@ import Testing
         try perform(nav("tt://products/42?ref=a"), &s)  // N2
         try perform(nav("tt://products/42/reviews"), &s)  // W3 (active stack: home)
         try perform(nav("tt://products/7"), &s)  // N3
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["W1", "N2", "W3", "N3"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["W1", "N2", "W3", "N3"])
         let out = try perform(nav("tt://products/42?ref=b&x=1", context: ["k": 1]), &s)
         #expect(out.kind == .popTo)
         #expect(out.removed == ["N3", "W3"])
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["W1", "N2"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["W1", "N2"])
         #expect(s.tree.tabs[0].items[1].params == ["product_id": "42", "ref": "b", "x": "1"])
         #expect(s.tree.tabs[0].items[1].context == ["k": 1])
         guard case .change(.tab("home"), let popped, let pushed) = out.transitions[0] else {
             Issue.record("\(out.transitions)")
             return
         }
-        #expect(Fixture.ids(popped) == ["N3", "W3"])
+        #expect(RouterFixture.ids(popped) == ["N3", "W3"])
         #expect(pushed.isEmpty)
         #expect(out.transitions[1] == .update(stack: .tab("home"), item: s.tree.tabs[0].items[1]))
         #expect(out.transitions.count == 2)
         // `push` stacks a second copy instead.
         let again = try perform(.push(.url("tt://products/42"), stack: nil, context: nil), &s)
         #expect(again.kind == .push)
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["W1", "N2", "N4"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["W1", "N2", "N4"])
         // Plain pages (no route) are the same screen when the URL is the same.
         try perform(nav("os://about"), &s)
         try perform(nav("os://contact"), &s)
@@ -178,12 +178,12 @@ import Testing
         #expect(out.transitions.isEmpty)
         #expect(s == before)
         // Policy push: a web view.
-        let pushing = Fixture.router(external: .push)
+        let pushing = RouterFixture.router(external: .push)
         var s2 = try pushing.makeSession()
         let pushed = try pushing.perform(nav("https://elsewhere.example/x"), on: &s2)
         #expect(pushed.item?.url == "https://elsewhere.example/x")
         // Policy deny: an error, nothing changes.
-        let denying = Fixture.router(external: .deny)
+        let denying = RouterFixture.router(external: .deny)
         var s3 = try denying.makeSession()
         let before3 = s3
         #expect(throws: RouterError.self) { try denying.perform(nav("https://elsewhere.example/x"), on: &s3) }
@@ -206,7 +206,7 @@ import Testing
     }
 
     @Test func stackDepthLimit() throws {
-        let small = Fixture.router(maxDepth: 2)
+        let small = RouterFixture.router(maxDepth: 2)
         var s = try small.makeSession()
         _ = try small.perform(.push(.url("os://a"), stack: nil, context: nil), on: &s)
         let before = s
@@ -224,7 +224,7 @@ import Testing
 
     @Test func goBackFollowsTheContractsBackAlgorithm() throws {
         // The contract's example: P1 W1 W2 P2 P3 W3 → … → W1 → W1 (none).
-        var s = session(Fixture.tree(home: ["P1", "W1", "W2", "P2", "P3", "W3"]))
+        var s = session(RouterFixture.tree(home: ["P1", "W1", "W2", "P2", "P3", "W3"]))
         s.tree.tabs[0].items[0].of = "W1"
         s.tree.tabs[0].items[3].of = "W3"
         s.tree.tabs[0].items[4].of = "W3"
@@ -233,14 +233,14 @@ import Testing
         for _ in 0..<6 {
             let out = try perform(.goBack, &s)
             kinds.append(out.kind)
-            seen.append(Fixture.ids(s.tree.tabs[0].items))
+            seen.append(RouterFixture.ids(s.tree.tabs[0].items))
         }
         #expect(seen == [["P1", "W1", "W2", "P2", "W3"], ["P1", "W1", "W2", "W3"], ["P1", "W1", "W2"], ["P1", "W1"], ["W1"], ["W1"]])
         #expect(kinds == [.swap, .swap, .pop, .pop, .swap, .none])
     }
 
     @Test func backSwapGivesTheWebViewThePlaceholdersURL() throws {
-        var s = session(Fixture.tree(home: ["W1", "P1", "W2"]))
+        var s = session(RouterFixture.tree(home: ["W1", "P1", "W2"]))
         s.tree.tabs[0].items[1].url = "https://shop.example/app/list?page=2"
         let out = try perform(.goBack, &s)
         #expect(out.kind == .swap)
@@ -248,28 +248,28 @@ import Testing
         let w2 = s.tree.tabs[0].items[1]
         #expect(w2.url == "https://shop.example/app/list?page=2")
         #expect(out.transitions == [
-            .pop(stack: .tab("home"), item: Fixture.item("P1", "https://shop.example/app/list?page=2")),
+            .pop(stack: .tab("home"), item: RouterFixture.item("P1", "https://shop.example/app/list?page=2")),
             .update(stack: .tab("home"), item: w2),
         ])
     }
 
     @Test func goBackClosesTheDrawerFirstThenDismissesTheModal() throws {
-        var s = session(Fixture.tree(home: ["W1", "N1"], modal: ["N2"], drawer: true))
+        var s = session(RouterFixture.tree(home: ["W1", "N1"], modal: ["N2"], drawer: true))
         let first = try perform(.goBack, &s)
         #expect(first.kind == .drawer)
         #expect(first.transitions == [.drawer(open: false)])
         let second = try perform(.goBack, &s)
         #expect(second.kind == .dismiss)
         #expect(second.removed == ["N2"])
-        #expect(second.transitions == [.pop(stack: .modal, item: Fixture.item("N2")), .changeActive(node: "root", active: "tabs")])
+        #expect(second.transitions == [.pop(stack: .modal, item: RouterFixture.item("N2")), .changeActive(node: "root", active: "tabs")])
         let third = try perform(.goBack, &s)
         #expect(third.kind == .pop)
-        #expect(third.transitions == [.pop(stack: .tab("home"), item: Fixture.item("N1"))])
+        #expect(third.transitions == [.pop(stack: .tab("home"), item: RouterFixture.item("N1"))])
     }
 
     @Test(arguments: [BackBehavior.none, .initialTab])
     func goBackOnATabRoot(behavior: BackBehavior) throws {
-        let r = Fixture.router(back: behavior)
+        let r = RouterFixture.router(back: behavior)
         var s = try r.makeSession()
         _ = try r.perform(.selectTab("search"), on: &s)
         let out = try r.perform(.goBack, on: &s)
@@ -290,76 +290,76 @@ import Testing
     // MARK: pop, popToTop, replace, reset
 
     @Test func popCountsScreensAndKeepsTheTabRoot() throws {
-        var s = session(Fixture.tree(home: ["P1", "W1", "N1", "P2", "W2"]))
+        var s = session(RouterFixture.tree(home: ["P1", "W1", "N1", "P2", "W2"]))
         let out = try perform(.pop(count: 1, stack: nil), &s)
         #expect(out.removed == ["W2", "P2"])  // a web view goes with its placeholders
-        #expect(out.transitions == [.change(stack: .tab("home"), popped: [Fixture.item("W2"), Fixture.item("P2")], pushed: [])])
+        #expect(out.transitions == [.change(stack: .tab("home"), popped: [RouterFixture.item("W2"), RouterFixture.item("P2")], pushed: [])])
         let more = try perform(.pop(count: 5, stack: nil), &s)
         #expect(more.removed == ["N1"])
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["P1", "W1"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["P1", "W1"])
         #expect(try perform(.pop(count: 1, stack: nil), &s).kind == .none)
     }
 
     @Test func popOnTheModalDismissesItWhenEmptied() throws {
-        var s = session(Fixture.tree(home: ["W1"], modal: ["N1", "W2"]))
+        var s = session(RouterFixture.tree(home: ["W1"], modal: ["N1", "W2"]))
         let out = try perform(.pop(count: 3, stack: nil), &s)
         #expect(out.kind == .dismiss)
         #expect(out.removed == ["W2", "N1"])
         #expect(out.transitions == [
-            .change(stack: .modal, popped: [Fixture.item("W2"), Fixture.item("N1")], pushed: []),
+            .change(stack: .modal, popped: [RouterFixture.item("W2"), RouterFixture.item("N1")], pushed: []),
             .changeActive(node: "root", active: "tabs"),
         ])
     }
 
     @Test func popAnInactiveStackLeavesTheSelection() throws {
-        var s = session(Fixture.tree(home: ["W1"], search: ["W2", "W3"], modal: ["N1"]))
+        var s = session(RouterFixture.tree(home: ["W1"], search: ["W2", "W3"], modal: ["N1"]))
         let out = try perform(.pop(count: 1, stack: .stack(.tab("search"))), &s)
-        #expect(out.transitions == [.pop(stack: .tab("search"), item: Fixture.item("W3"))])
+        #expect(out.transitions == [.pop(stack: .tab("search"), item: RouterFixture.item("W3"))])
         #expect(s.tree.activeStackID == .modal)
     }
 
     @Test func popToTopKeepsTheFirstScreen() throws {
-        var s = session(Fixture.tree(home: ["P1", "W1", "W2", "P2", "P3", "W3"]))
+        var s = session(RouterFixture.tree(home: ["P1", "W1", "W2", "P2", "P3", "W3"]))
         let out = try perform(.popToTop(stack: nil), &s)
         #expect(out.removed == ["W3", "P3", "P2", "W2"])
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["P1", "W1"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["P1", "W1"])
         #expect(out.transitions == [
-            .change(stack: .tab("home"), popped: ["W3", "P3", "P2", "W2"].map { Fixture.item($0) }, pushed: [])
+            .change(stack: .tab("home"), popped: ["W3", "P3", "P2", "W2"].map { RouterFixture.item($0) }, pushed: [])
         ])
         #expect(try perform(.popToTop(stack: nil), &s).kind == .none)
     }
 
     @Test func replaceSwapsTheTopScreen() throws {
-        var s = session(Fixture.tree(home: ["W1", "P1", "W2"]))
+        var s = session(RouterFixture.tree(home: ["W1", "P1", "W2"]))
         let out = try perform(.replace(.url("tt://products/1"), stack: nil, context: nil), &s)
         #expect(out.kind == .replace)
         #expect(out.removed == ["W2", "P1"])
-        #expect(Fixture.ids(s.tree.tabs[0].items) == ["W1", "N100"])
+        #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["W1", "N100"])
         #expect(out.transitions == [
-            .change(stack: .tab("home"), popped: [Fixture.item("W2"), Fixture.item("P1")], pushed: [PushedItem(index: 1, item: out.item!)])
+            .change(stack: .tab("home"), popped: [RouterFixture.item("W2"), RouterFixture.item("P1")], pushed: [PushedItem(index: 1, item: out.item!)])
         ])
         // The root can be replaced too.
-        var root = session(Fixture.tree(home: ["W1"]))
+        var root = session(RouterFixture.tree(home: ["W1"]))
         let r = try perform(.replace(.url("os://landing"), stack: nil, context: nil), &root)
-        #expect(Fixture.ids(root.tree.tabs[0].items) == [r.item!.id])
+        #expect(RouterFixture.ids(root.tree.tabs[0].items) == [r.item!.id])
         // An empty modal stack cannot be replaced in.
         #expect(throws: RouterError.self) { try router.perform(.replace(.url("os://x"), stack: .stack(.modal), context: nil), on: &root) }
     }
 
     @Test func resetReplacesAStack() throws {
-        var s = session(Fixture.tree(home: ["W1", "N1"], search: ["W2", "W3"], modal: ["N2"]))
+        var s = session(RouterFixture.tree(home: ["W1", "N1"], search: ["W2", "W3"], modal: ["N2"]))
         let out = try perform(.reset([.url("os://search"), .url("tt://products/3")], stack: .stack(.tab("search"))), &s)
         #expect(out.kind == .reset)
         #expect(out.removed == ["N2", "W3", "W2"])
-        #expect(Fixture.ids(s.tree.tabs[1].items) == ["W100", "N100"])
+        #expect(RouterFixture.ids(s.tree.tabs[1].items) == ["W100", "N100"])
         #expect(s.tree.activeStackID == .tab("search"))
         #expect(out.transitions.count == 4)
-        #expect(out.transitions[0] == .pop(stack: .modal, item: Fixture.item("N2")))
+        #expect(out.transitions[0] == .pop(stack: .modal, item: RouterFixture.item("N2")))
         guard case .change(.tab("search"), let popped, let pushed) = out.transitions[1] else {
             Issue.record("\(out.transitions)")
             return
         }
-        #expect(Fixture.ids(popped) == ["W3", "W2"])
+        #expect(RouterFixture.ids(popped) == ["W3", "W2"])
         #expect(pushed.map(\.index) == [0, 1])
         #expect(out.transitions[2] == .changeActive(node: "tabs", active: "tab:search"))
         #expect(out.transitions[3] == .changeActive(node: "root", active: "tabs"))
@@ -367,16 +367,16 @@ import Testing
 
     @Test func resetHomeRestoresTheStart() throws {
         var s = session(
-            Fixture.tree(home: ["W1", "N1"], search: ["W2", "W3"], account: ["N2"], modal: ["N3"], active: 1, drawer: true))
+            RouterFixture.tree(home: ["W1", "N1"], search: ["W2", "W3"], account: ["N2"], modal: ["N3"], active: 1, drawer: true))
         let out = try perform(.resetHome, &s)
         #expect(out.kind == .reset)
         #expect(out.removed == ["N3", "N1", "W3"])
-        #expect(s.tree == Fixture.tree(home: ["W1"], search: ["W2"], account: ["N2"]))
+        #expect(s.tree == RouterFixture.tree(home: ["W1"], search: ["W2"], account: ["N2"]))
         // Inactive branches first (search, then the modal), the active one (home) last.
         #expect(out.transitions == [
-            .pop(stack: .tab("search"), item: Fixture.item("W3")),
-            .pop(stack: .modal, item: Fixture.item("N3")),
-            .pop(stack: .tab("home"), item: Fixture.item("N1")),
+            .pop(stack: .tab("search"), item: RouterFixture.item("W3")),
+            .pop(stack: .modal, item: RouterFixture.item("N3")),
+            .pop(stack: .tab("home"), item: RouterFixture.item("N1")),
             .changeActive(node: "tabs", active: "tab:home"),
             .changeActive(node: "root", active: "tabs"),
             .drawer(open: false),
@@ -411,12 +411,12 @@ import Testing
     }
 
     @Test func selectTabDismissesTheModal() throws {
-        var s = session(Fixture.tree(home: ["W1"], modal: ["N1"], drawer: true))
+        var s = session(RouterFixture.tree(home: ["W1"], modal: ["N1"], drawer: true))
         let out = try perform(.selectTab("account"), &s)
         #expect(out.kind == .selectTab)
         #expect(out.removed == ["N1"])
         #expect(out.transitions == [
-            .pop(stack: .modal, item: Fixture.item("N1")),
+            .pop(stack: .modal, item: RouterFixture.item("N1")),
             .changeActive(node: "tabs", active: "tab:account"),
             .changeActive(node: "root", active: "tabs"),
             .drawer(open: false),
@@ -439,14 +439,16 @@ import Testing
         #expect(json["tree"]?["active"] == "tab:home")
         #expect(json["tree"]?["modal"] == .null)
         #expect(
-            json["transitions"]?.jsonText
-                == #"[{"index":1,"item":{"id":"N2","kind":"native","params":{"product_id":"42"},"route":"product","screen":"ProductScreen","title":"Product","url":"tt:\/\/products\/42"},"stack":"tab:home","type":"push"}]"#
-                    .replacingOccurrences(of: #"\/"#, with: "/"))
+            json["transitions"]
+                == [
+                    [
+                        "type": "push", "stack": "tab:home", "index": 1,
+                        "item": [
+                            "id": "N2", "kind": "native", "url": "tt://products/42", "screen": "ProductScreen", "route": "product",
+                            "params": ["product_id": "42"], "title": "Product",
+                        ],
+                    ]
+                ])
     }
 }
 
-extension String {
-    fileprivate func replacingOccurrences(of a: String, with b: String) -> String {
-        split(separator: a, omittingEmptySubsequences: false).joined(separator: b)
-    }
-}

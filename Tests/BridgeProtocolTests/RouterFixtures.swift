@@ -2,7 +2,7 @@
 
 /// The app most router tests use: three tabs, a modal cart, a native-only settings screen, a
 /// product screen behind a feature flag.
-enum Fixture {
+enum RouterFixture {
     static func config(
         nativeProduct: Bool = true, external: ExternalLinkPolicy = .open, back: BackBehavior = .none, maxDepth: Int = 256
     ) -> RouterConfig {

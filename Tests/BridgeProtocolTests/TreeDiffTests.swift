@@ -4,7 +4,7 @@ import Testing
 @testable import BridgeProtocol
 
 @Suite struct TreeDiffTests {
-    typealias T = Fixture
+    typealias T = RouterFixture
 
     func item(_ id: String) -> RouteStackItem { T.item(id) }
 

@@ -47,11 +47,11 @@ public struct RouteStackItem: Sendable, Equatable {
     public var params: [String: String]
     public var title: String?
     /// The JSON `context` the navigation carried (the new screen receives it).
-    public var context: RouterJSON?
+    public var context: JSONValue?
 
     public init(
         id: String, kind: Kind, url: String, of: String? = nil, screen: String? = nil, route: String? = nil,
-        params: [String: String] = [:], title: String? = nil, context: RouterJSON? = nil
+        params: [String: String] = [:], title: String? = nil, context: JSONValue? = nil
     ) {
         self.id = id
         self.kind = kind
@@ -65,8 +65,8 @@ public struct RouteStackItem: Sendable, Equatable {
     }
 
     /// `{"id","kind","url"}` plus `of`, `screen`, `route`, `params`, `title`, `context` when set.
-    public func toJSON() -> RouterJSON {
-        var o: [String: RouterJSON] = ["id": .string(id), "kind": .string(kind.rawValue), "url": .string(url)]
+    public func toJSON() -> JSONValue {
+        var o: JSONObject = ["id": .string(id), "kind": .string(kind.rawValue), "url": .string(url)]
         if let of { o["of"] = .string(of) }
         if let screen { o["screen"] = .string(screen) }
         if let route { o["route"] = .string(route) }
@@ -164,7 +164,7 @@ public struct NavigationTree: Sendable, Equatable {
 
     /// `{"tabs":[{"name","stack":[…]}…],"activeTab":"home","modal":[…]|null,"drawer":"open"|"closed",
     /// "active":"tab:home"|"modal"}`.
-    public func toJSON() -> RouterJSON {
+    public func toJSON() -> JSONValue {
         [
             "tabs": .array(tabs.map { ["name": .string($0.name), "stack": .array($0.items.map { $0.toJSON() })] }),
             "activeTab": .string(activeTabName),

@@ -48,8 +48,8 @@ public struct Route: Sendable, Equatable {
         }
     }
 
-    public func toJSON() -> RouterJSON {
-        let o: [String: RouterJSON] = [
+    public func toJSON() -> JSONValue {
+        let o: JSONObject = [
             "name": name.map { .string($0) } ?? .null,
             "template": template.map { .string($0) } ?? .null,
             "url": .string(url),
@@ -76,7 +76,7 @@ public enum Screen: Sendable, Equatable {
     /// Opened outside the app (external-link policy `open`); never stacked.
     case external(String)
 
-    public func toJSON() -> RouterJSON {
+    public func toJSON() -> JSONValue {
         switch self {
         case .native(let name): return ["kind": "native", "screen": .string(name)]
         case .webview(let url): return ["kind": "webview", "url": .string(url)]
@@ -119,7 +119,7 @@ public struct Resolution: Sendable, Equatable {
     /// The screen title: `?title=`, else the route's configured title.
     public var title: String?
 
-    public func toJSON() -> RouterJSON {
+    public func toJSON() -> JSONValue {
         [
             "route": route.toJSON(),
             "screen": screen.toJSON(),

@@ -356,7 +356,7 @@ public struct Router: Sendable {
     }
 
     /// A new stack item for a resolution; `nil` for an external screen.
-    func makeItem(_ r: Resolution, context: RouterJSON?, ids: inout ItemIDs, title: String? = nil) -> RouteStackItem? {
+    func makeItem(_ r: Resolution, context: JSONValue?, ids: inout ItemIDs, title: String? = nil) -> RouteStackItem? {
         switch r.screen {
         case .external: return nil
         case .native(let screen):

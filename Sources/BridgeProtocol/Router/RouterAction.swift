@@ -25,11 +25,11 @@ public enum RouterAction: Sendable, Equatable {
     /// Go to a route: to the given stack, else the route's (modal, or its tab), else the active
     /// one; if that stack already holds the same screen (same route and path parameters, or
     /// the same URL for a plain page), pop back to it and merge its params; else push.
-    case navigate(RouteTarget, stack: StackRef?, context: RouterJSON?)
+    case navigate(RouteTarget, stack: StackRef?, context: JSONValue?)
     /// Push a new screen (stack chosen as for `navigate`), even if the same screen is below.
-    case push(RouteTarget, stack: StackRef?, context: RouterJSON?)
+    case push(RouteTarget, stack: StackRef?, context: JSONValue?)
     /// Replace the top screen of a stack (default: the active one).
-    case replace(RouteTarget, stack: StackRef?, context: RouterJSON?)
+    case replace(RouteTarget, stack: StackRef?, context: JSONValue?)
     /// Pop `count` screens (a web view with its placeholders is one screen). A tab keeps its
     /// first screen; a modal stack popped empty is dismissed.
     case pop(count: Int, stack: StackRef?)
@@ -67,7 +67,7 @@ public enum RouterAction: Sendable, Equatable {
 
     /// Parses an action: a bare string for actions without parameters (`"goBack"`), or an
     /// object `{"type": …, …}`. Unknown types and fields are `invalid-params` errors.
-    public init(json: RouterJSON) throws(RouterError) {
+    public init(json: JSONValue) throws(RouterError) {
         if case .string(let type) = json {
             try self.init(json: ["type": .string(type)])
             return
@@ -90,12 +90,12 @@ public enum RouterAction: Sendable, Equatable {
             guard let id = StackID(s) else { throw .invalidParams("unknown stack '\(s)': use \"active\", \"modal\" or \"tab:<name>\"") }
             return .stack(id)
         }
-        func context() throws(RouterError) -> RouterJSON? {
+        func context() throws(RouterError) -> JSONValue? {
             guard let v = o["context"], !v.isNull else { return nil }
             guard case .object = v else { throw .invalidParams("'context' must be a JSON object") }
             return v
         }
-        func target(_ o: [String: RouterJSON], _ what: String) throws(RouterError) -> RouteTarget {
+        func target(_ o: JSONObject, _ what: String) throws(RouterError) -> RouteTarget {
             let url = o["url"]
             let route = o["route"]
             switch (url, route) {
@@ -201,10 +201,10 @@ public enum RouterAction: Sendable, Equatable {
     }
 
     /// Route parameters are text: strings as they are, numbers and booleans as JSON writes them.
-    static func paramText(_ v: RouterJSON) -> String? {
+    static func paramText(_ v: JSONValue) -> String? {
         switch v {
         case .string(let s): return s
-        case .int, .double, .bool: return v.jsonText
+        case .int, .double, .bool: return v.jsonString
         default: return nil
         }
     }

@@ -24,7 +24,7 @@ public struct RouterError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(message)" }
 
-    public func toJSON() -> RouterJSON {
+    public func toJSON() -> JSONValue {
         ["code": .string(code.rawValue), "message": .string(message)]
     }
 

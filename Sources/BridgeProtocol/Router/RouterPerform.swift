@@ -43,7 +43,7 @@ public struct RouterOutcome: Sendable, Equatable {
 
     /// `{"action","removed","item","route","external","transitions","tree","stack"}`; `stack` is
     /// the active stack (the contract's meaning of `stack`).
-    public func toJSON() -> RouterJSON {
+    public func toJSON() -> JSONValue {
         [
             "action": .string(kind.rawValue),
             "removed": .array(removed.map { .string($0) }),
@@ -231,7 +231,7 @@ extension Router {
         return max(i, 0)
     }
 
-    private func push(_ target: RouteTarget, _ ref: StackRef?, _ context: RouterJSON?, reuse: Bool, _ s: inout RouteSession) throws(RouterError) -> RouterOutcome {
+    private func push(_ target: RouteTarget, _ ref: StackRef?, _ context: JSONValue?, reuse: Bool, _ s: inout RouteSession) throws(RouterError) -> RouterOutcome {
         let r = try resolve(target)
         if case .external(let url) = r.screen { return externalOutcome(url, r, s.tree) }
         let dest = try stackID(ref ?? r.stack.map { .stack($0) } ?? .active, s.tree)

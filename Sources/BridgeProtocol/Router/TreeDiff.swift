@@ -10,7 +10,7 @@ public struct PushedItem: Sendable, Equatable {
         self.item = item
     }
 
-    public func toJSON() -> RouterJSON { ["index": .int(Int64(index)), "item": item.toJSON()] }
+    public func toJSON() -> JSONValue { ["index": .int(Int64(index)), "item": item.toJSON()] }
 }
 
 /// One step of a navigation-tree change.
@@ -34,7 +34,7 @@ public enum Transition: Sendable, Equatable {
     /// The drawer opened or closed.
     case drawer(open: Bool)
 
-    public func toJSON() -> RouterJSON {
+    public func toJSON() -> JSONValue {
         switch self {
         case .push(let stack, let pushed):
             return ["type": "push", "stack": .string(stack.description), "index": .int(Int64(pushed.index)), "item": pushed.item.toJSON()]
@@ -145,7 +145,7 @@ public enum TreeDiff {
     public static func apply(_ transitions: [Transition], to tree: NavigationTree) throws(RouterError) -> NavigationTree {
         var t = tree
         for (n, transition) in transitions.enumerated() {
-            func fail(_ why: String) -> RouterError { .invalidParams("transition \(n) (\(transition.toJSON().jsonText)): \(why)") }
+            func fail(_ why: String) -> RouterError { .invalidParams("transition \(n) (\(transition.toJSON().jsonString)): \(why)") }
             func items(_ stack: StackID) throws(RouterError) -> [RouteStackItem] {
                 guard let items = t[stack] else { throw fail("no stack \(stack)") }
                 return items
