@@ -25,21 +25,17 @@ struct BridgedCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "bridged")
-        let config = options.transportConfiguration
-        let transport = try Transport(configuration: config, bridgeJS: BridgeJS.bytes, logger: logger)
-        let responder = StubResponder(transport: transport)
-        transport.delegate = responder
-
-        // Runs on the service thread right after the listener is up (work enqueued before
-        // run() is drained just after transportDidStart).
-        transport.remote.enqueue { (t: Transport) in
-            Stdout.writeLine("listening on \(config.displayURL(port: t.port))")
+        let config = options.daemonConfiguration
+        let daemon = try Daemon(configuration: config, bridgeJS: Array(bridgeJSSource.utf8), logger: logger)
+        // Called on the service thread once the listener accepts connections.
+        daemon.onStart = { port in
+            Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
         }
-        let signals = SignalHandlers(signals: [SIGINT, SIGTERM]) { [remote = transport.remote] in
+        let signals = SignalHandlers(signals: [SIGINT, SIGTERM]) { [remote = daemon.remote] in
             remote.stop()
         }
-        try withExtendedLifetime((signals, responder)) {
-            try transport.run()
+        try withExtendedLifetime(signals) {
+            try daemon.run()
         }
         logger.info("bye")
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeProtocol
 import BridgeServer
 import Logging
 
@@ -129,5 +130,17 @@ struct DaemonOptions: ParsableArguments {
         c.idleHangupSeconds = pingTimeoutS
         c.shutdownDeadlineMilliseconds = shutdownTimeoutMs
         return c
+    }
+}
+
+extension DaemonOptions {
+    /// The whole daemon's configuration from the flags.
+    var daemonConfiguration: DaemonConfiguration {
+        var bridge = BridgeConfiguration()
+        bridge.engine = EngineConfiguration(foregroundTimeoutMs: foregroundTimeoutMs, maxStackDepth: maxStackDepth)
+        bridge.maxSessions = maxSessions
+        bridge.sessionIdleSeconds = sessionIdleS
+        bridge.controllerToken = resolvedToken
+        return DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
     }
 }

@@ -257,7 +257,7 @@ def test_disconnect_mid_navigation_then_reclaim(daemon):
         await p.close()
         removed = await ctl.next_event("foreground.removed")
         assert removed["reason"] == "closed"
-        await ctl.next_event("page.disconnected")
+        assert {"session": sid, "webview": "W1"} in ctl.events("page.disconnected")
         s = await ctl.request("session.get", {"session": sid})
         assert ids(s["stack"]) == "P1 W1" and s["stack"][1]["connected"] is False
         again = await page(ws, url=APP + "#/x", claim={"session": sid, "webview": "W1", "token": token})

@@ -14,7 +14,7 @@ extension Bridge {
         switch c.role {
         case .fresh:
             guard method == "hello" else {
-                sendError(client, id: id, ProtocolError(.notReady, "the first request must be \"hello\""))
+                sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
                 return
             }
             do throws(ProtocolError) {

@@ -1,0 +1,129 @@
+import BridgeProtocol
+import Logging
+
+/// Everything the daemon is configured with; each part documents its own defaults.
+public struct DaemonConfiguration: Sendable {
+    public var transport: TransportConfiguration
+    public var bridge: BridgeConfiguration
+
+    public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration()) {
+        self.transport = transport
+        self.bridge = bridge
+    }
+}
+
+/// The daemon: the protocol state machine (`Bridge`) driven by the libwebsockets transport.
+///
+/// Everything here runs on the transport's service thread: delegate callbacks feed the state
+/// machine, and its effects (frames, closes, timers) are performed right away. Other threads
+/// reach the daemon only through `remote`.
+public final class Daemon: TransportDelegate {
+    public let configuration: DaemonConfiguration
+    let transport: Transport
+    let logger: Logger
+    var bridge: Bridge<SystemRandomNumberGenerator>
+    var timers: [TimerKey: TimerHandle] = [:]
+    var sweepTimer: TimerHandle?
+    var startedAt: Int64 = 0
+    /// Called once on the service thread when the daemon accepts connections, with the real port.
+    public var onStart: ((Int) -> Void)?
+
+    public init(configuration: DaemonConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
+        self.configuration = configuration
+        self.logger = logger
+        self.transport = try Transport(configuration: configuration.transport, bridgeJS: bridgeJS, logger: logger)
+        self.bridge = Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator())
+        transport.delegate = self
+    }
+
+    /// Serves until `remote.stop()`; the calling thread becomes the service thread.
+    public func run() throws {
+        try transport.run()
+    }
+
+    /// For other threads (signal handlers, tests): `stop()` and `enqueue`.
+    public var remote: TransportRemote { transport.remote }
+
+    public var port: Int { transport.port }
+
+    var now: Int64 { transport.monotonicMicroseconds }
+
+    // MARK: TransportDelegate
+
+    public func transportDidStart(port: Int) {
+        startedAt = now
+        scheduleSweep()
+        onStart?(port)
+    }
+
+    public func transportDidOpen(_ id: ConnectionID, info: ConnectionInfo) {
+        bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, at: now)
+        perform()
+    }
+
+    public func transport(_ id: ConnectionID, didReceiveText message: UnsafeRawBufferPointer) {
+        bridge.received(ClientID(id.raw), text: message, at: now)
+        perform()
+    }
+
+    public func transportDidReceiveBinary(_ id: ConnectionID) {
+        bridge.receivedBinary(ClientID(id.raw), at: now)
+        perform()
+    }
+
+    public func transportDidClose(_ id: ConnectionID) {
+        bridge.disconnected(ClientID(id.raw), at: now)
+        perform()
+    }
+
+    public func transportHTTP(method: String, path: String, query: String) -> HTTPResponse? {
+        switch path {
+        case "/healthz":
+            var w = JSONWriter(capacity: 128)
+            w.beginObject()
+            w.key("ok"); w.bool(true)
+            w.key("version"); w.string(configuration.bridge.version)
+            w.key("sessions"); w.int(Int64(bridge.sessionCount))
+            w.key("connections"); w.int(Int64(bridge.clientCount))
+            w.key("uptimeMs"); w.int((now - startedAt) / 1000)
+            w.endObject()
+            return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/api/sessions":
+            return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
+        case "/", "/index.html":
+            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Dashboard.html.utf8))
+        default:
+            return nil
+        }
+    }
+
+    // MARK: Effects
+
+    func perform() {
+        let effects = bridge.drainEffects()
+        for effect in effects {
+            switch effect {
+            case .send(let client, let bytes):
+                transport.send(ConnectionID(raw: client.raw), bytes)
+            case .close(let client, let code, let reason):
+                transport.close(ConnectionID(raw: client.raw), code: UInt16(clamping: code), reason: reason)
+            case .schedule(let key, let ms):
+                timers[key] = transport.schedule(afterMicroseconds: Int64(ms) * 1000) { [unowned self] in
+                    self.timers[key] = nil
+                    self.bridge.timerFired(key, at: self.now)
+                    self.perform()
+                }
+            case .cancel(let key):
+                if let handle = timers.removeValue(forKey: key) { transport.cancel(handle) }
+            }
+        }
+    }
+
+    func scheduleSweep() {
+        sweepTimer = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
+            self.bridge.sweep(at: self.now)
+            self.perform()
+            self.scheduleSweep()
+        }
+    }
+}

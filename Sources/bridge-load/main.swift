@@ -1,0 +1,1 @@
+print("bridge-load: not yet written")
