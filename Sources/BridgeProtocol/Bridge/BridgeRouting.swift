@@ -334,12 +334,13 @@ extension Bridge {
         }
     }
 
-    /// A page's classic navigation with a routing configuration: the router's `navigate`.
+    /// A page's classic navigation with a routing configuration: the router's `push` (a classic
+    /// navigation always stacks a new screen, as `navigateToUrl` does without a configuration).
     mutating func routeNavigate(_ sid: String, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         do throws(ProtocolError) {
             let action: RouterAction
             do {
-                action = try RouterAction(json: ["type": "navigate", "url": .string(PageURL.stripClaim(url))])
+                action = try RouterAction(json: ["type": "push", "url": .string(PageURL.stripClaim(url))])
             } catch {
                 throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .invalidParams, error.message)
             }
