@@ -128,6 +128,9 @@ public final class Transport {
     /// Number of open WebSocket connections.
     public var connectionCount: Int { connections.count }
 
+    /// True while `id` is open and accepts messages (not closed, not closing).
+    public func isOpen(_ id: ConnectionID) -> Bool { connections[id.raw]?.acceptsMessages ?? false }
+
     /// Bytes queued for `id` and not yet handed to the socket (nil for an unknown id).
     public func queuedBytes(_ id: ConnectionID) -> Int? { connections[id.raw]?.queuedBytes }
 
