@@ -7,7 +7,7 @@ PORT ?= 8787
 RELEASE_BIN := .build/release/bridged
 export BRIDGED_BIN ?= $(CURDIR)/$(RELEASE_BIN)
 
-.PHONY: deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
+.PHONY: deps deps-test embed build build-release run test test-swift test-js test-integration clean bench bench-build
 
 # Install what is missing (idempotent; apt-get only when a piece is absent).
 deps:
@@ -16,15 +16,21 @@ deps:
 deps-test:
 	@./scripts/install-deps.sh --test
 
-build-release: deps
+# js-client/bridge.js is compiled into the daemon (Sources/bridged/BridgeJS.generated.swift).
+embed:
+	@$(PYTHON) scripts/embed-js.py
+
+build-release: deps embed
 	$(SWIFT) build -c release --product bridged
 
 build: build-release
 
 run: build-release
-	$(RELEASE_BIN) --host $(HOST) --port $(PORT) --static js-client/demo $(RUN_ARGS)
+	@echo "bridged: dashboard http://$(HOST):$(PORT)/  demo PWA http://$(HOST):$(PORT)/app/  page library http://$(HOST):$(PORT)/bridge.js"
+	$(RELEASE_BIN) --host $(HOST) --port $(PORT) --static js-client/demo --config examples/app.yaml $(RUN_ARGS)
 
 test: deps-test
+	@$(PYTHON) scripts/embed-js.py --check
 	$(MAKE) test-swift
 	$(MAKE) build-release
 	$(MAKE) test-js

@@ -5,10 +5,15 @@ import Logging
 public struct DaemonConfiguration: Sendable {
     public var transport: TransportConfiguration
     public var bridge: BridgeConfiguration
+    /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
+    /// completed with the daemon's own origin); nil: no routing configuration.
+    public var router: (@Sendable (_ origin: String) throws -> Router)?
 
-    public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration()) {
+    public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
+                router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
         self.transport = transport
         self.bridge = bridge
+        self.router = router
     }
 }
 
@@ -52,6 +57,16 @@ public final class Daemon: TransportDelegate {
 
     public func transportDidStart(port: Int) {
         startedAt = now
+        if let makeRouter = configuration.router {
+            let origin = configuration.transport.displayURL(port: port)
+            do {
+                bridge = Bridge(configuration: configuration.bridge, router: try makeRouter(origin), random: SystemRandomNumberGenerator())
+            } catch {
+                logger.critical("the routing configuration failed: \(error)")
+                remote.stop()
+                return
+            }
+        }
         scheduleSweep()
         onStart?(port)
     }

@@ -40,6 +40,12 @@ extension Transport {
             guard let conn = connection(user) else { return 0 }
             return writeable(conn)
 
+        case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+            // The answer to our close frame: close the socket without echoing (nonzero). An
+            // unsolicited close: 0 lets lws echo it and close.
+            guard let conn = connection(user) else { return 0 }
+            return conn.closeSent ? -1 : 0
+
         case LWS_CALLBACK_CLOSED:
             // Also fires for connections refused during the handshake (zeroed user data).
             if let user, case let id = user.load(as: UInt64.self), id != 0,
@@ -126,17 +132,13 @@ extension Transport {
                                   isLoopbackPeer: HostPolicy.isLoopbackAddress(peer), query: query(wsi))
         logger.debug("connection opened", metadata: ["connection": "c\(id)", "peer": "\(peer)"])
         delegate?.transportDidOpen(ConnectionID(raw: id), info: info)
-        if stopping, conn.acceptsMessages {
-            conn.closeRequest = (1001, "server shutting down")
-            requestWritable(conn)
-        }
+        if stopping, conn.acceptsMessages { abort(conn, code: 1001, reason: "server shutting down") }
         return 0
     }
 
     private func receive(_ conn: Connection, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
-        // Closing on our side (1009, 1008): lws keeps reading until the peer's close arrives;
-        // returning -1 again here would turn the clean close into a hard kill.
-        if conn.killed { return 0 }
+        // Closing on our side: input is read and dropped until the peer's close arrives.
+        if conn.discardInput { return 0 }
         let final = lws_is_final_fragment(conn.wsi) != 0
         if !conn.inMessage {
             conn.inMessage = true
@@ -148,11 +150,12 @@ extension Transport {
             logger.info("message too big; closing with 1009",
                         metadata: ["connection": "c\(conn.id)", "limit": "\(configuration.maxMessageBytes)"])
             conn.rxBuffer = []
-            conn.killed = true
-            return closeNow(conn.wsi, 1009, "message too big")
+            conn.inMessage = false
+            abort(conn, code: 1009, reason: "message too big")
+            return 0
         }
         // After we asked to close, the peer's messages are dropped.
-        let deliver = conn.closeRequest == nil && !conn.killed
+        let deliver = conn.closeRequest == nil
         if conn.rxBinary {
             if final {
                 conn.inMessage = false

@@ -18,7 +18,7 @@ extension Transport {
         nextTimerSerial += 1
         guard let context, !destroying else {
             logger.warning("timer scheduled while the transport is not running; it will not fire")
-            return TimerHandle(serial: serial)
+            return TimerHandle(serial: serial, deadlineMicroseconds: 0)
         }
         let node = UnsafeMutablePointer<bridged_timer_t>.allocate(capacity: 1)
         node.initialize(to: bridged_timer_t())
@@ -29,7 +29,8 @@ extension Transport {
             guard let sul, let node = bridged_timer_from_sul(sul), let owner = node.pointee.owner else { return }
             Unmanaged<Transport>.fromOpaque(owner).takeUnretainedValue().timerFired(node)
         }, max(0, afterMicroseconds))
-        return TimerHandle(serial: serial)
+        // lws computed the absolute deadline (its now + delay) into the sul.
+        return TimerHandle(serial: serial, deadlineMicroseconds: Int64(node.pointee.sul.us))
     }
 
     /// Milliseconds convenience for `schedule(afterMicroseconds:_:)`.

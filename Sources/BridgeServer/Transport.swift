@@ -128,6 +128,9 @@ public final class Transport {
     /// Number of open WebSocket connections.
     public var connectionCount: Int { connections.count }
 
+    /// True while `id` is open and accepts messages (not closed, not closing).
+    public func isOpen(_ id: ConnectionID) -> Bool { connections[id.raw]?.acceptsMessages ?? false }
+
     /// Bytes queued for `id` and not yet handed to the socket (nil for an unknown id).
     public func queuedBytes(_ id: ConnectionID) -> Int? { connections[id.raw]?.queuedBytes }
 
@@ -211,25 +214,17 @@ public final class Transport {
         logger.info("transport stopped")
     }
 
-    /// Starts the shutdown: no new upgrades, every connection gets 1001 once its current
-    /// message is out. Idempotent.
+    /// Starts the shutdown: no new upgrades, every connection gets a 1001 close (unsent messages
+    /// are dropped), the loop ends when they are gone or at the deadline. Idempotent.
     func beginShutdown() {
         guard !stopping else { return }
         stopping = true
         shutdownDeadline = monotonicMicroseconds + Int64(configuration.shutdownDeadlineMilliseconds) * 1000
         logger.info("stopping", metadata: ["open": "\(connections.count)"])
-        for conn in connections.values where !conn.killed {
-            // Keep a message that is half written (its fragments must finish); drop the rest.
-            if conn.headOffset > 0, let head = conn.queue.first {
-                conn.queue.removeAll()
-                conn.queue.append(head)
-                conn.queuedBytes = head.count - conn.headOffset
-            } else {
-                conn.queue.removeAll()
-                conn.queuedBytes = 0
-            }
-            conn.closeRequest = (1001, "server shutting down")
-            requestWritable(conn)
+        // Unsent messages are dropped (a close frame may interleave with a half-written
+        // fragmented message); a close already pending keeps its code.
+        for conn in connections.values where conn.closeRequest == nil {
+            abort(conn, code: 1001, reason: "server shutting down")
         }
         // Wake the loop at the deadline even if no socket does anything.
         _ = schedule(afterMicroseconds: Int64(configuration.shutdownDeadlineMilliseconds) * 1000) {}
@@ -278,30 +273,40 @@ public final class Transport {
         }
     }
 
-    /// How long a connection closed for a slow reader may take to accept its close frame.
-    static let slowReaderGraceSeconds: Int32 = 5
+    /// How long a peer may take to make room for our close frame, and then to answer it with its
+    /// own close, before lws drops the connection.
+    static let closeGraceSeconds: Int32 = 5
 
     private func overflow(_ conn: Connection) {
         logger.warning("closing a connection whose reader is too slow",
                        metadata: ["connection": "c\(conn.id)", "queued": "\(conn.queuedBytes)",
                                   "limit": "\(configuration.maxSendQueueBytes)"])
+        abort(conn, code: 1008, reason: "send queue overflow")
+    }
+
+    /// Closes without flushing: unsent messages are dropped, further input is read and ignored
+    /// (not left unread: closing a socket with unread input sends a RST, which destroys the close
+    /// frame in flight), the close frame goes out as soon as the socket has room, and the
+    /// connection is dropped if that does not happen within `closeGraceSeconds`.
+    func abort(_ conn: Connection, code: UInt16, reason: String) {
+        guard !conn.closeSent else { return }
         conn.queue.removeAll()
         conn.queuedBytes = 0
         conn.headOffset = 0
-        conn.killed = true
-        conn.closeRequest = (1008, "send queue overflow")
-        // Stop reading its requests (they would only produce more replies), send the 1008 as
-        // soon as the socket has room, and drop the connection if it never does.
-        _ = lws_rx_flow_control(conn.wsi, 0)
-        bridged_lws_set_timeout(conn.wsi, Transport.slowReaderGraceSeconds)
+        conn.discardInput = true
+        conn.closeRequest = (code, reason)
+        bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
         requestWritable(conn)
     }
 
-    /// Writes a close frame now and returns -1 for the callback to return. The frame is written
-    /// by us rather than through lws_close_reason: lws 4.1 only sends a prepared close once the
-    /// socket is writable, and kills the connection without it if more data frames arrive in
-    /// the meantime (a client still streaming an oversized message).
-    func closeNow(_ wsi: OpaquePointer, _ code: UInt16, _ reason: String) -> Int32 {
+    /// Writes the close frame (from WRITEABLE) and starts the closing handshake: the peer
+    /// answers with its own close, on which lws closes the socket (see PEER_INITIATED_CLOSE).
+    ///
+    /// Why not lws_close_reason + return -1: lws 4.1 then sends the close only on a later
+    /// writable event and kills the connection without it if data frames arrive in between (a
+    /// client still streaming an oversized message), and it closes the socket right after the
+    /// close frame even with unread input (RST: the peer may never see the close).
+    func sendClose(_ conn: Connection, _ code: UInt16, _ reason: String) {
         var bytes: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8)
         if bytes.count > 125 {
             // Cut at 125 bytes without splitting a character (the peer would see invalid UTF-8).
@@ -314,17 +319,17 @@ public final class Transport {
         }
         let payload = scratch + pre
         bytes.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-        _ = bridged_lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), bytes.count, bridged_write_close())
-        return -1
+        _ = bridged_lws_write(conn.wsi, payload.assumingMemoryBound(to: UInt8.self), bytes.count, bridged_write_close())
+        conn.closeSent = true
+        conn.discardInput = true
+        bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
     }
 
-    /// SERVER_WRITEABLE: one lws_write (a message, or one fragment of a large one), then re-arm.
+    /// SERVER_WRITEABLE: one lws_write (a message, one fragment of a large one, or the close
+    /// frame), then re-arm while there is more.
     func writeable(_ conn: Connection) -> Int32 {
         conn.writableRequested = false
-        if conn.killed {
-            if let request = conn.closeRequest { return closeNow(conn.wsi, request.code, request.reason) }
-            return 0
-        }
+        if conn.closeSent { return 0 }
         if let message = conn.queue.first {
             let remaining = message.count - conn.headOffset
             let n = min(remaining, Transport.chunkSize)
@@ -351,7 +356,7 @@ public final class Transport {
             return 0
         }
         if let request = conn.closeRequest {
-            return closeNow(conn.wsi, request.code, request.reason)
+            sendClose(conn, request.code, request.reason)
         }
         return 0
     }

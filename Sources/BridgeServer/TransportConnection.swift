@@ -52,10 +52,12 @@ final class Connection {
     /// Bytes queued and not yet handed to lws.
     var queuedBytes = 0
     var writableRequested = false
-    /// Set by `close` (or shutdown / overflow): sent once the queue is empty.
+    /// Set by `close` (or shutdown / overflow / oversized input): sent once the queue is empty.
     var closeRequest: (code: UInt16, reason: String)?
-    /// The connection is being killed (send queue overflow); nothing more is written.
-    var killed = false
+    /// Input is read and dropped (we are closing).
+    var discardInput = false
+    /// Our close frame is out; waiting for the peer's.
+    var closeSent = false
 
     init(id: UInt64, wsi: OpaquePointer) {
         self.id = id
@@ -63,5 +65,5 @@ final class Connection {
     }
 
     /// Accepts new outbound messages only while open and not closing.
-    var acceptsMessages: Bool { closeRequest == nil && !killed }
+    var acceptsMessages: Bool { closeRequest == nil && !closeSent }
 }

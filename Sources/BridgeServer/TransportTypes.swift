@@ -73,6 +73,9 @@ public protocol TransportDelegate: AnyObject {
 /// timer is a no-op.
 public struct TimerHandle: Hashable, Sendable {
     let serial: UInt64
+    /// When the timer is due, on `Transport.monotonicMicroseconds`' clock; it never fires
+    /// before. (0 for a timer that could not be scheduled.)
+    public let deadlineMicroseconds: Int64
 }
 
 public enum TransportError: Error, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeConfig
 import BridgeServer
 import Dispatch
 import Logging
@@ -25,7 +26,18 @@ struct BridgedCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "bridged")
-        let config = options.daemonConfiguration
+        var config = options.daemonConfiguration
+        if let path = options.config {
+            let depth = options.maxStackDepth
+            // Checked now, so a bad file stops the daemon before it listens; made again with the
+            // real origin once the port is known.
+            do {
+                _ = try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: "http://127.0.0.1:8787")
+            } catch {
+                throw ValidationError("--config: \(error.description)")
+            }
+            config.router = { origin in try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: origin) }
+        }
         let daemon = try Daemon(configuration: config, bridgeJS: Array(bridgeJSSource.utf8), logger: logger)
         // Called on the service thread once the listener accepts connections.
         daemon.onStart = { port in

@@ -337,6 +337,24 @@ let envelopeCases: [BadFrame] = [
         world.h.ignored(world.clients[.coveredPage]!, text)
     }
 
+    /// Frames, binary frames and disconnects of a connection the daemon no longer knows (it
+    /// disconnected, or never connected) are dropped without effect.
+    @Test func framesOfUnknownConnectionsAreDropped() {
+        var world = EnvelopeWorld()
+        let page = world.clients[.page]!
+        world.h.disconnect(page)
+        for c in [page, ClientID(12_345)] {
+            world.h.ignored(c, #"{"id":1,"method":"pwa-navigate"}"#)
+            world.h.ignored(c, #"{"event":"back"}"#)
+            world.h.ignored(c, "garbage")
+            let before = world.h.snapshot()
+            world.h.bridge.receivedBinary(c, at: world.h.now)
+            world.h.bridge.disconnected(c, at: world.h.now)
+            #expect(world.h.bridge.drainEffects().isEmpty)
+            #expect(world.h.snapshot() == before)
+        }
+    }
+
     /// A binary frame: `invalid-request` with id null, and nothing changes.
     @Test func binaryFrameIsInvalidRequest() {
         var world = EnvelopeWorld()

@@ -7,6 +7,8 @@
 /// from the injected random number generator, so a seeded generator makes a run replayable.
 public struct Bridge<RNG: RandomNumberGenerator> {
     public let configuration: BridgeConfiguration
+    /// The routing configuration (`--config`); nil: every session is one stack, as the contract.
+    public let router: Router?
     var rng: RNG
 
     var clients: [ClientID: Client] = [:]
@@ -19,9 +21,16 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     var effects: [BridgeEffect] = []
     var engineEffects: [SessionEffect] = []
+    /// Transitions of the router action being flushed (its `stack.changed` carries them).
+    var pendingTransitions: [Transition] = []
+    var pendingTransitionsSet = false
+    var hasEmittedStackChanged = false
+    /// Where the reply of the router action being performed goes (see `writeOutcome`).
+    var replyMark: Int?
 
-    public init(configuration: BridgeConfiguration = BridgeConfiguration(), random: RNG) {
+    public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
+        self.router = router
         self.rng = random
         effects.reserveCapacity(16)
         engineEffects.reserveCapacity(16)
@@ -173,4 +182,8 @@ struct SessionRecord {
     var idleSince: Int64?
     var stackCache: [UInt8] = []
     var stackCacheVersion: UInt64 = .max
+    /// With a routing configuration: the session's tree of stacks.
+    var route: RouteSession?
+    /// Tokens of web views known to the tree (also those outside the active stack).
+    var webTokens: [ItemID: String] = [:]
 }

@@ -5,13 +5,13 @@ extension Bridge {
     /// Runs `input` on the session's engine. The reply (or failure) is returned; the other
     /// effects wait in `engineEffects` for `flush`.
     mutating func step(_ sid: String, _ input: SessionInput, now: Int64) -> Result<SessionReply, EngineError> {
-        engineEffects.removeAll(keepingCapacity: true)
         guard sessions[sid] != nil else { return .failure(.closed) }
+        let start = engineEffects.count
         var buffer: [SessionEffect] = []
         swap(&buffer, &engineEffects)
         sessions[sid]!.engine.handle(input, at: now, into: &buffer)
         swap(&buffer, &engineEffects)
-        switch engineEffects.first {
+        switch start < engineEffects.count ? engineEffects[start] : nil {
         case .reply(let r)?: return .success(r)
         case .failure(let e)?: return .failure(e)
         default: return .failure(.invalid("the engine gave no answer"))
@@ -46,6 +46,7 @@ extension Bridge {
                 observe(sid, observation, cause: cause)
             }
         }
+        if sessions[sid]?.route != nil, !pendingTransitionsSet { _ = syncTree(sid) }
         updateIdle(sid, now: now)
     }
 
@@ -87,6 +88,12 @@ extension Bridge {
     mutating func observe(_ sid: String, _ observation: Observation, cause: String) {
         switch observation {
         case .stackChanged:
+            if sessions[sid]?.route != nil {
+                let transitions = pendingTransitionsSet ? pendingTransitions : syncTree(sid)
+                hasEmittedStackChanged = true
+                emitStackChanged(sid, cause: cause, transitions: transitions)
+                return
+            }
             guard hasSubscribers(sid, "stack.changed") else { return }
             let stack = stackJSON(sid)
             emit(sid, "stack.changed") { w in

@@ -2,10 +2,11 @@
 /// protocol (section 6).
 extension Bridge {
     static var pageMethods: Set<String> { ["pwa-navigate", "pwa-rendered", "back", "navigate", "ping"] }
+    // `deeplink.open` is both: a page opens a link in its own session, a controller in any.
     static var controllerMethods: Set<String> {
         ["session.create", "session.list", "session.get", "session.close", "session.subscribe",
          "session.unsubscribe", "navigation.navigateToUrl", "navigation.back", "navigation.canGoBack",
-         "navigation.popToRoot", "ping"]
+         "navigation.popToRoot", "ping", "router.resolve", "router.perform", "router.get", "router.selectTab"]
     }
 
     mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
@@ -94,10 +95,11 @@ extension Bridge {
             throw ProtocolError(.invalidParams, "claiming a web view needs \"session\", \"webview\" and \"token\"")
         }
         guard let session = sessions[sid] else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
-        guard let webview = ItemID(parsing: webviewText), let w = session.engine.webView(webview) else {
+        guard let webview = ItemID(parsing: webviewText), webview.kind == .webview, exists(webview, in: sid),
+              let expectedToken = self.token(of: webview, in: sid) else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(webviewText)\" on its stack")
         }
-        guard Self.constantTimeEquals(w.token, token) else {
+        guard Self.constantTimeEquals(expectedToken, token) else {
             throw ProtocolError(.notAllowed, "wrong token for \(webview)")
         }
         if let old = session.pages[webview], old != client {
@@ -109,23 +111,33 @@ extension Bridge {
         }
         sessions[sid]!.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
-        _ = step(sid, .pageConnected(webview, url: url), now: now)
-        writeHelloResult(client, id: id, session: sid, webview: webview)
-        flush(sid, cause: "hello", now: now)
+        if sessions[sid]!.engine.webView(webview) != nil {
+            _ = step(sid, .pageConnected(webview, url: url), now: now)
+            writeHelloResult(client, id: id, session: sid, webview: webview)
+            flush(sid, cause: "hello", now: now)
+        } else {
+            // A web view of another stack of the tree (an inactive tab): its page waits there.
+            writeHelloResult(client, id: id, session: sid, webview: webview)
+            emit(sid, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+        }
         updateIdle(sid, now: now)
     }
 
     mutating func writeHelloResult(_ client: ClientID, id: Int64, session sid: String, webview: ItemID) {
-        guard let w = sessions[sid]?.engine.webView(webview) else { return }
+        guard let s = sessions[sid], let token = token(of: webview, in: sid) else { return }
+        let routeItem = s.route.flatMap { r in r.tree.locate(webview.description).flatMap { r.tree[$0.stack]?[$0.index] } }
+        guard let url = s.engine.webView(webview)?.url ?? routeItem?.url else { return }
+        let mode = s.engine.webView(webview)?.mode ?? .classic
         let stack = stackJSON(sid)
         sendResult(client, id: id) { out in
             out.key("protocol"); out.int(1)
             out.key("session"); out.string(sid)
             out.key("webview"); out.string(webview.description)
-            out.key("token"); out.string(w.token)
-            out.key("pageUrl"); out.string(PageURL.withClaim(w.url, session: sid, webview: webview, token: w.token))
-            out.key("mode"); out.string(w.mode.rawValue)
+            out.key("token"); out.string(token)
+            out.key("pageUrl"); out.string(PageURL.withClaim(url, session: sid, webview: webview, token: token))
+            out.key("mode"); out.string(mode.rawValue)
             out.key("stack"); out.raw(stack)
+            if let context = routeItem?.context { out.key("context"); out.write(context) }
         }
     }
 
@@ -178,7 +190,20 @@ extension Bridge {
             clients[subscriber]?.role = .controller(info)
         }
         let token = randomHex(bytes: 16)
-        _ = step(sid, .createRoot(url: url, token: token, connected: page != nil), now: now)
+        var rootURL = url
+        if let router {
+            let route = makeRouteSession(router: router, url: url)
+            rootURL = route.tree.activeStack.first?.url ?? url
+            sessions[sid]!.route = route
+        }
+        _ = step(sid, .createRoot(url: rootURL, token: token, connected: page != nil), now: now)
+        if let route = sessions[sid]!.route {
+            let stack = sessions[sid]!.engine.stack
+            _ = step(sid, .adopt(stack: stack, removed: [], singleTab: true,
+                                 nextIDs: IDCounters(webview: route.ids.nextWebview, placeholder: route.ids.nextPlaceholder,
+                                                     native: route.ids.nextNative)), now: now)
+            issueTokens(sid)
+        }
         updateIdle(sid, now: now)
         return sid
     }
@@ -222,6 +247,21 @@ extension Bridge {
             navigate(sid, from: webview, client: client, url: url, replyTo: id, now: now)
         case "ping":
             sendResult(client, id: id) { _ in }
+        case "deeplink.open":
+            guard sessions[sid]?.route != nil else {
+                throw ProtocolError(.unknownMethod, "\"deeplink.open\" needs a routing configuration: start bridged with --config FILE")
+            }
+            let url = PageURL.stripClaim(try p.string("url"))
+            var obj: JSONObject = ["type": "navigate", "url": .string(url)]
+            if let context = p.object["context"], context != .null { obj["context"] = context }
+            let action: RouterAction
+            do {
+                action = try RouterAction(json: .object(obj))
+            } catch {
+                throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .invalidParams, error.message)
+            }
+            let outcome = try perform(action, on: sid, requester: webview, cause: "deeplink.open", now: now)
+            writeOutcome(client, id: id, outcome, sid)
         case "hello":
             throw ProtocolError(.conflict, "this connection already said hello")
         default:
@@ -281,6 +321,10 @@ extension Bridge {
                 w.key("url"); w.string(url)
             }
             if let id { sendResult(client, id: id) { w in w.key("handledBy"); w.string("controller") } }
+            return
+        }
+        if sessions[sid]?.route != nil {
+            routeNavigate(sid, from: webview, client: client, url: url, replyTo: id, now: now)
             return
         }
         let token = randomHex(bytes: 16)
@@ -441,6 +485,8 @@ extension Bridge {
             flush(sid, cause: "navigation.popToRoot", now: now)
         case "ping":
             sendResult(client, id: id) { _ in }
+        case "router.resolve", "router.perform", "router.get", "router.selectTab", "deeplink.open":
+            try routerRequest(client, id: id, method: method, p, now: now)
         case "hello":
             throw ProtocolError(.conflict, "this connection already said hello")
         default:

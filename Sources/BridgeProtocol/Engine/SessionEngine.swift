@@ -93,6 +93,8 @@ public struct SessionEngine: Equatable, Sendable {
             timerFired(token, now: now, into: &effects)
         case .close(let reason):
             close(reason: reason, now: now, into: &effects)
+        case .adopt(let newStack, let removed, let singleTab, let next):
+            adopt(newStack, removed: removed, singleTab: singleTab, next: next, now: now, into: &effects)
         }
     }
 
@@ -355,6 +357,56 @@ public struct SessionEngine: Equatable, Sendable {
         }
         effects.append(.reply(.timerHandled))
         removeForeground(.timeout, now: now, into: &effects)
+    }
+
+    // MARK: - Router
+
+    /// The id counters, for a router that creates items of this session.
+    public var nextIDs: IDCounters {
+        IDCounters(webview: nextWebView, placeholder: nextPlaceholder, native: nextNative)
+    }
+
+    private mutating func adopt(_ newStack: [StackItem], removed: [ItemID], singleTab: Bool, next: IDCounters, now: Int64, into effects: inout [SessionEffect]) {
+        guard !newStack.isEmpty, !(newStack.last!.isPlaceholder) else {
+            effects.append(.failure(.invalid("a stack must not be empty nor end with a placeholder")))
+            return
+        }
+        let old = stack
+        let oldTop = old.last?.webview
+        stack = newStack
+        version &+= 1
+        nextWebView = max(nextWebView, next.webview)
+        nextPlaceholder = max(nextPlaceholder, next.placeholder)
+        nextNative = max(nextNative, next.native)
+        effects.append(.reply(.adopted))
+        if let fg = foreground {
+            if removed.contains(fg.webview) {
+                removeForeground(.closed, now: now, into: &effects)
+            } else if stack.last?.id != fg.webview {
+                removeForeground(.superseded, now: now, into: &effects)
+            }
+        }
+        if old.map(\.id) != stack.map(\.id) { effects.append(.observe(.stackChanged)) }
+        // The one browser tab follows the top of the stack.
+        var load: LoadTarget?
+        if singleTab, case .webview(let top)? = stack.last, !top.connected, top.id != oldTop?.id {
+            load = LoadTarget(webview: top.id, url: top.url, token: top.token)
+        }
+        let removedSet = Set(removed)
+        if let oldTop, oldTop.connected, let load, !removedSet.contains(oldTop.id) {
+            effects.append(.sendToPage(oldTop.id, .load(load)))
+            effects.append(.closePage(oldTop.id, code: 1000))
+            if let i = webViewIndex(oldTop.id) { updateWebView(at: i) { $0.connected = false } }
+            effects.append(.observe(.pageDisconnected(webview: oldTop.id)))
+        }
+        for item in old.reversed() where removedSet.contains(item.id) {
+            guard case .webview(let w) = item else { continue }
+            if w.connected {
+                effects.append(.sendToPage(w.id, .closed(reason: "popped", load: w.id == oldTop?.id ? load : nil)))
+                effects.append(.closePage(w.id, code: 1000))
+            }
+            effects.append(.observe(.webviewClosed(webview: w.id)))
+        }
     }
 
     // MARK: - Closing

@@ -1,0 +1,196 @@
+@testable import BridgeServer
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+
+/// Timers on a real service thread. Every wait is on an event with a generous timeout; nothing
+/// asserts how late a timer fires (that is for benchmarks), only order, cancellation and that
+/// none fires early.
+@Suite struct TimerTests {
+    @Test func firesInDeadlineOrderAndNeverEarly() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let fired = Recorder<(delay: Int64, late: Int64)>()
+        let delays: [Int64] = [5000, 1000, 3000, 2000, 4000, 0, 2500]
+        service.remote.enqueue { (t: Transport) in
+            for d in delays {
+                let before = t.monotonicMicroseconds
+                let box = Locked<Int64>(0)
+                let handle = t.schedule(afterMicroseconds: d) {
+                    fired.append((d, t.monotonicMicroseconds - box.withLock { $0 }))
+                }
+                box.withLock { $0 = handle.deadlineMicroseconds }
+                precondition(handle.deadlineMicroseconds >= before + d)
+            }
+        }
+        #expect(fired.wait(forCount: delays.count))
+        #expect(fired.all.map(\.delay) == delays.sorted())
+        #expect(fired.all.allSatisfy { $0.late >= 0 })
+    }
+
+    @Test func cancelledTimersDoNotFire() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let fired = Recorder<String>()
+        service.remote.enqueue { (t: Transport) in
+            _ = t.schedule(afterMicroseconds: 1000) { fired.append("a") }
+            let b = t.schedule(afterMicroseconds: 2000) { fired.append("b") }
+            var d: TimerHandle?
+            _ = t.schedule(afterMicroseconds: 2500) {
+                fired.append("c")
+                t.cancel(d!)  // cancel another pending timer from inside a timer
+            }
+            d = t.schedule(afterMicroseconds: 4000) { fired.append("d") }
+            _ = t.schedule(afterMicroseconds: 6000) { fired.append("e") }
+            t.cancel(b)
+            t.cancel(b)  // twice: no-op
+        }
+        #expect(fired.wait(forCount: 3))
+        #expect(fired.all == ["a", "c", "e"])
+        #expect(service.sync { $0.pendingTimerCount } == 0)
+    }
+
+    @Test func cancellingAFiredTimerIsANoOp() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let fired = Recorder<Int>()
+        let handle = Locked<TimerHandle?>(nil)
+        service.remote.enqueue { (t: Transport) in
+            handle.withLock { $0 = t.schedule(afterMicroseconds: 0) { fired.append(1) } }
+        }
+        #expect(fired.wait(forCount: 1))
+        let count = service.sync { t -> Int in
+            t.cancel(handle.withLock { $0 }!)
+            return t.pendingTimerCount
+        }
+        #expect(count == 0)
+    }
+
+    @Test func thousandsPendingWithHalfCancelled() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let n = 10_000
+        let fired = Recorder<(index: Int, at: Int64)>()
+        let deadlines = Locked<[Int64]>([])
+        let pendingAfterScheduling = Locked(0)
+        service.remote.enqueue { (t: Transport) in
+            var generator = SystemRandomNumberGenerator()
+            var handles: [TimerHandle] = []
+            handles.reserveCapacity(n)
+            for i in 0..<n {
+                let delay = Int64.random(in: 0..<50_000, using: &generator)
+                handles.append(t.schedule(afterMicroseconds: delay) {
+                    fired.append((i, t.monotonicMicroseconds))
+                })
+            }
+            for i in stride(from: 1, to: n, by: 2) { t.cancel(handles[i]) }
+            deadlines.withLock { $0 = handles.map(\.deadlineMicroseconds) }
+            pendingAfterScheduling.withLock { $0 = t.pendingTimerCount }
+        }
+        #expect(fired.wait(forCount: n / 2, seconds: 30))
+        #expect(pendingAfterScheduling.withLock { $0 } == n / 2)
+        let all = fired.all
+        let due = deadlines.withLock { $0 }
+        #expect(all.count == n / 2)
+        #expect(Set(all.map(\.index)) == Set(stride(from: 0, to: n, by: 2)))
+        #expect(all.allSatisfy { $0.at >= due[$0.index] })
+        // Deadlines fire in order.
+        let inversions = zip(all, all.dropFirst()).map { due[$0.index] - due[$1.index] }.filter { $0 > 0 }
+        #expect(inversions.isEmpty, "\(inversions.count) inversions, max \(inversions.max() ?? 0) µs")
+        #expect(service.sync { $0.pendingTimerCount } == 0)
+    }
+
+    @Test func pendingTimersAreDiscardedWhenTheTransportStops() throws {
+        let fired = Recorder<Int>()
+        let leftAfterRun = Locked(-1)
+        let service = ServiceThread(afterRun: { t in leftAfterRun.withLock { $0 = t.pendingTimerCount } })
+        #expect(service.waitStarted())
+        _ = service.sync { t in
+            for i in 0..<100 { _ = t.schedule(afterMilliseconds: 60_000) { fired.append(i) } }
+        }
+        #expect(service.stop())
+        #expect(leftAfterRun.withLock { $0 } == 0)
+        #expect(fired.all.isEmpty)
+    }
+}
+
+@Suite struct RemoteTests {
+    @Test func workFromManyThreadsRunsOnTheServiceThreadInOrder() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let serviceThread = service.sync { _ in pthread_self() }!
+        let ran = Recorder<(producer: Int, seq: Int, onService: Bool)>()
+        let producers = 8
+        let each = 1000
+        DispatchQueue.concurrentPerform(iterations: producers) { p in
+            for s in 0..<each {
+                service.remote.enqueue { ran.append((p, s, pthread_equal(pthread_self(), serviceThread) != 0)) }
+            }
+        }
+        #expect(ran.wait(forCount: producers * each))
+        let all = ran.all
+        #expect(all.allSatisfy { $0.onService })
+        for p in 0..<producers {
+            #expect(all.filter { $0.producer == p }.map(\.seq) == Array(0..<each))
+        }
+    }
+
+    @Test func workEnqueuedBeforeRunRunsAfterStart() throws {
+        let ran = Recorder<Int>()
+        let service = ServiceThread(makeDelegate: { t in
+            t.remote.enqueue { (t: Transport) in ran.append(t.port > 0 ? 1 : 0) }  // before run(): runs once listening
+            return nil
+        })
+        #expect(service.waitStarted())
+        #expect(ran.wait(forCount: 1))
+        #expect(ran.all == [1])
+        #expect(service.stop())
+    }
+
+    @Test func stopFromAnotherThreadEndsRunAndLaterWorkIsDropped() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        let remote = service.remote
+        DispatchQueue.global().async { remote.stop() }
+        #expect(service.waitFinished())
+        #expect(remote.isStopRequested)
+        remote.enqueue { Issue.record("work ran after the transport finished") }
+        remote.stop()  // again: harmless
+        // Dropped on the spot: nothing is left queued for a loop that no longer exists.
+        #expect(remote.state.withLock { $0.finished && $0.work.isEmpty && $0.context == nil })
+    }
+
+    @Test func runTwiceIsRefused() throws {
+        let second = Locked<TransportError?>(nil)
+        let service = ServiceThread(afterRun: { t in
+            do { try t.run() } catch let e as TransportError { second.withLock { $0 = e } } catch {}
+        })
+        #expect(service.waitStarted())
+        #expect(service.stop())
+        #expect(second.withLock { $0 } == .alreadyRan)
+    }
+
+    @Test func bindFailureIsReportedAndLwsLogReachesTheLogger() throws {
+        let first = ServiceThread()
+        #expect(first.waitStarted())
+        defer { first.stop() }
+        var c = ServiceThread.defaultConfiguration()
+        c.port = first.port
+        let second = ServiceThread(configuration: c)
+        #expect(!second.waitStarted())
+        #expect(second.waitFinished())
+        guard case .startFailed = second.runError as? TransportError else {
+            Issue.record("expected startFailed, got \(String(describing: second.runError))")
+            return
+        }
+        // lws's own error line, routed through the emit callback into swift-log.
+        #expect(TestLog.contains(.error, "lws: ERROR on binding fd"))
+    }
+}
