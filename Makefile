@@ -51,8 +51,7 @@ test-integration:
 # docs/PERFORMANCE.md. BENCH_ARGS is passed to Benchmarks/run.py (e.g. BENCH_ARGS="--duration 2").
 BENCH_ARGS ?=
 
-bench-build: deps
-	$(SWIFT) build -c release --product bridged
+bench-build: build-release
 	$(SWIFT) build -c release --product bridge-load
 
 bench: bench-build
