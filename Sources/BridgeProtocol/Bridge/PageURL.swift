@@ -6,7 +6,7 @@ public enum PageURL {
     /// `url` without any `bridge_*` claim parameter; the rest of the query and the fragment are
     /// kept as they were. Stored urls never carry the claim.
     public static func stripClaim(_ url: String) -> String {
-        guard url.contains("bridge_") else { return url }
+        guard mayCarryClaim(url) else { return url }
         let (base, query, fragment) = split(url)
         guard let query else { return url }
         let kept = query.split(separator: "&", omittingEmptySubsequences: false).filter { pair in
@@ -17,6 +17,26 @@ public enum PageURL {
         if !kept.isEmpty { out += "?" + kept.joined(separator: "&") }
         if let fragment { out += "#" + fragment }
         return out
+    }
+
+    /// Whether `url` contains `bridge_` at all: a byte scan, since every pwa-navigate passes its
+    /// url through `stripClaim` and almost none carry a claim. (`String.contains(_: String)`
+    /// goes through the generic substring searcher, about 30,000 instructions per call.)
+    static func mayCarryClaim(_ url: String) -> Bool {
+        let found = url.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            let n = bytes.count
+            guard n >= 7 else { return false }
+            var i = 0
+            while i <= n - 7 {
+                if bytes[i] == 0x62, bytes[i + 1] == 0x72, bytes[i + 2] == 0x69, bytes[i + 3] == 0x64,
+                   bytes[i + 4] == 0x67, bytes[i + 5] == 0x65, bytes[i + 6] == 0x5F {  // "bridge_"
+                    return true
+                }
+                i += 1
+            }
+            return false
+        }
+        return found ?? url.contains("bridge_")
     }
 
     /// `url` with the claim added to its query, before any fragment.
