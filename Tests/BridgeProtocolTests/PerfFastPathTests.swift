@@ -26,4 +26,100 @@ import Testing
         #expect(PageURL.stripClaim("http://h/?a=bridge_1") == "http://h/?a=bridge_1")
         #expect(PageURL.stripClaim("http://h/#bridge_") == "http://h/#bridge_")
     }
+
+    // MARK: Stack writing
+
+    /// The stack as the general writer writes it, key by key (the original implementation).
+    static func referenceStack(_ stack: [StackItem]) -> [UInt8] {
+        var w = JSONWriter()
+        w.beginArray()
+        for item in stack {
+            w.beginObject()
+            w.key("id"); w.string(item.id.description)
+            switch item {
+            case .webview(let v):
+                w.key("kind"); w.string("webview")
+                w.key("mode"); w.string(v.mode.rawValue)
+                w.key("url"); w.string(v.url)
+                w.key("title")
+                if let t = v.title { w.string(t) } else { w.null() }
+                w.key("connected"); w.bool(v.connected)
+            case .placeholder(let p):
+                w.key("kind"); w.string("placeholder")
+                w.key("of"); w.string(p.of.description)
+                w.key("url"); w.string(p.url)
+                if let t = p.title { w.key("title"); w.string(t) }
+            case .native(let n):
+                w.key("kind"); w.string("native")
+                w.key("url"); w.string(n.url)
+            }
+            w.endObject()
+        }
+        w.endArray()
+        return w.bytes
+    }
+
+    static let texts = ["", "http://127.0.0.1:8787/app/#/products/1", "a\"quote\\and\nnewline\u{1}",
+                        "ünïcødé ✓ 🚀", "tt://native/screen?x=1&y=2", String(repeating: "x", count: 300)]
+
+    /// Deterministic pseudo-random stacks covering every item kind, mode, title and flag.
+    static func stacks() -> [[StackItem]] {
+        var seed: UInt64 = 0x9E3779B97F4A7C15
+        func next(_ n: Int) -> Int {
+            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
+            return Int(seed % UInt64(n))
+        }
+        var out: [[StackItem]] = [[]]
+        for _ in 0..<300 {
+            var stack: [StackItem] = []
+            for _ in 0..<(1 + next(6)) {
+                let number = [1, 9, 10, 99, 12345, Int.max][next(6)]
+                let title: String? = next(3) == 0 ? nil : texts[next(texts.count)]
+                switch next(3) {
+                case 0:
+                    stack.append(.webview(WebView(id: .webview(number), mode: next(2) == 0 ? .pwa : .classic,
+                                                  url: texts[next(texts.count)], title: title,
+                                                  connected: next(2) == 0, token: "t")))
+                case 1:
+                    stack.append(.placeholder(Placeholder(id: .placeholder(number), of: .webview(next(1000)),
+                                                          url: texts[next(texts.count)], title: title)))
+                default:
+                    stack.append(.native(NativeScreen(id: .native(number), url: texts[next(texts.count)])))
+                }
+            }
+            out.append(stack)
+        }
+        return out
+    }
+
+    @Test func stackWriterMatchesTheGeneralWriter() {
+        for stack in Self.stacks() {
+            var w = JSONWriter()
+            Bridge<SystemRandomNumberGenerator>.writeStack(stack, into: &w)
+            #expect(w.bytes == Self.referenceStack(stack), "\(stack)")
+            // Inside a document: the comma logic around the array is unchanged.
+            var doc = JSONWriter()
+            doc.beginObject()
+            doc.key("a"); doc.int(1)
+            doc.key("stack")
+            Bridge<SystemRandomNumberGenerator>.writeStack(stack, into: &doc)
+            doc.key("b"); doc.bool(true)
+            doc.endObject()
+            #expect(doc.string == #"{"a":1,"stack":"# + String(decoding: Self.referenceStack(stack), as: UTF8.self) + #","b":true}"#)
+        }
+    }
+
+    @Test(arguments: [0, 1, 9, 10, 11, 99, 100, 12345, Int.max, -1, -10, Int.min])
+    func digitsMatchDescription(_ n: Int) {
+        var w = JSONWriter()
+        w.appendDigits(n)
+        #expect(w.string == String(n))
+        if n >= 0 {
+            for kind in [ItemID.Kind.webview, .placeholder, .native] {
+                var q = JSONWriter()
+                q.appendQuotedID(ItemID(kind, n))
+                #expect(q.string == "\"\(ItemID(kind, n))\"")
+            }
+        }
+    }
 }

@@ -245,28 +245,44 @@ extension Bridge {
     }
 
     public static func writeStack(_ stack: [StackItem], into w: inout JSONWriter) {
+        // Every reply to pwa-navigate and back carries the stack: written from fixed fragments
+        // (same bytes as key-by-key writing; see FastJSON.swift).
         w.beginArray()
+        var first = true
         for item in stack {
-            w.beginObject()
-            w.key("id"); w.string(item.id.description)
+            if !first { w.bytes.append(0x2C) }
+            first = false
             switch item {
             case .webview(let v):
-                w.key("kind"); w.string("webview")
-                w.key("mode"); w.string(v.mode.rawValue)
-                w.key("url"); w.string(v.url)
-                w.key("title")
-                if let t = v.title { w.string(t) } else { w.null() }
-                w.key("connected"); w.bool(v.connected)
+                w.appendRaw(#"{"id":"#)
+                w.appendQuotedID(v.id)
+                switch v.mode {
+                case .pwa: w.appendRaw(#","kind":"webview","mode":"pwa","url":"#)
+                case .classic: w.appendRaw(#","kind":"webview","mode":"classic","url":"#)
+                }
+                w.appendStringValue(v.url)
+                w.appendRaw(#","title":"#)
+                if let t = v.title { w.appendStringValue(t) } else { w.appendRaw("null") }
+                w.appendRaw(v.connected ? #","connected":true}"# : #","connected":false}"#)
             case .placeholder(let p):
-                w.key("kind"); w.string("placeholder")
-                w.key("of"); w.string(p.of.description)
-                w.key("url"); w.string(p.url)
-                if let t = p.title { w.key("title"); w.string(t) }
+                w.appendRaw(#"{"id":"#)
+                w.appendQuotedID(p.id)
+                w.appendRaw(#","kind":"placeholder","of":"#)
+                w.appendQuotedID(p.of)
+                w.appendRaw(#","url":"#)
+                w.appendStringValue(p.url)
+                if let t = p.title {
+                    w.appendRaw(#","title":"#)
+                    w.appendStringValue(t)
+                }
+                w.appendRaw("}")
             case .native(let n):
-                w.key("kind"); w.string("native")
-                w.key("url"); w.string(n.url)
+                w.appendRaw(#"{"id":"#)
+                w.appendQuotedID(n.id)
+                w.appendRaw(#","kind":"native","url":"#)
+                w.appendStringValue(n.url)
+                w.appendRaw("}")
             }
-            w.endObject()
         }
         w.endArray()
     }

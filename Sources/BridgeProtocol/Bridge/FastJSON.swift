@@ -1,0 +1,57 @@
+/// Hot-path writing helpers for the frames the daemon sends most (replies, stacks, events):
+/// fixed fragments are appended as precomputed bytes instead of key by key, and item ids are
+/// written digit by digit instead of through `ItemID.description`. The output is byte for byte
+/// what the general `JSONWriter` calls produce (PerfFastPathTests checks it).
+extension JSONWriter {
+    /// Appends `fragment` as is: JSON text known to be valid at this point of the document.
+    /// The caller keeps `needsComma` right (see `afterRaw`).
+    @inline(__always)
+    mutating func appendRaw(_ fragment: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: fragment.utf8Start, count: fragment.utf8CodeUnitCount))
+    }
+
+    /// After raw fragments that ended with a complete value: the next member needs a comma.
+    @inline(__always)
+    mutating func afterRawValue() { needsComma = true }
+
+    /// After raw fragments that ended with `{`, `[` or `:`: no comma before what follows.
+    @inline(__always)
+    mutating func afterRawOpen() { needsComma = false }
+
+    /// A string value right after a raw `"key":` fragment.
+    @inline(__always)
+    mutating func appendStringValue(_ s: String) {
+        needsComma = false
+        string(s)
+    }
+
+    /// `"W12"`: an item id as a JSON string.
+    mutating func appendQuotedID(_ id: ItemID) {
+        switch id.kind {
+        case .webview: appendRaw(#""W"#)
+        case .placeholder: appendRaw(#""P"#)
+        case .native: appendRaw(#""N"#)
+        }
+        appendDigits(id.number)
+        bytes.append(0x22)
+    }
+
+    /// The decimal digits of `n` (negative numbers get a `-`).
+    mutating func appendDigits(_ n: Int) {
+        if n >= 0 && n < 10 {
+            bytes.append(0x30 &+ UInt8(truncatingIfNeeded: n))
+            return
+        }
+        var magnitude = n.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var i = 20
+            repeat {
+                i -= 1
+                digits[i] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+                magnitude /= 10
+            } while magnitude != 0
+            if n < 0 { bytes.append(0x2D) }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i...]))
+        }
+    }
+}
