@@ -170,7 +170,10 @@ struct ControllerInfo {
     var sessions: [String] = []
 }
 
-struct SessionRecord {
+/// One session's state. A class: it is reached through `sessions[sid]` many times per request,
+/// and a struct would be copied whole (every array and dictionary in it retained and released)
+/// on each read.
+final class SessionRecord {
     let id: String
     let serial: UInt64
     var engine: SessionEngine
@@ -186,4 +189,10 @@ struct SessionRecord {
     var route: RouteSession?
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] = [:]
+
+    init(id: String, serial: UInt64, engine: SessionEngine) {
+        self.id = id
+        self.serial = serial
+        self.engine = engine
+    }
 }

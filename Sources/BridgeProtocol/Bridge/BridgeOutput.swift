@@ -236,11 +236,12 @@ extension Bridge {
     /// The session's stack as JSON, cached until the engine changes.
     mutating func stackJSON(_ sid: String) -> [UInt8] {
         guard let s = sessions[sid] else { return Array("[]".utf8) }
-        if s.stackCacheVersion == s.engine.version { return s.stackCache }
-        var w = JSONWriter(capacity: 64 + 96 * s.engine.stack.count)
+        let version = s.engine.version
+        if s.stackCacheVersion == version { return s.stackCache }
+        var w = JSONWriter(capacity: 64 + 128 * s.engine.stack.count)
         Self.writeStack(s.engine.stack, into: &w)
-        sessions[sid]!.stackCache = w.bytes
-        sessions[sid]!.stackCacheVersion = s.engine.version
+        s.stackCache = w.bytes
+        s.stackCacheVersion = version
         return w.bytes
     }
 

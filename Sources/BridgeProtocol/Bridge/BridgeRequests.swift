@@ -180,7 +180,7 @@ extension Bridge {
         repeat { sid = "s-" + randomHex(bytes: 8) } while sessions[sid] != nil
         let serial = nextSessionSerial
         nextSessionSerial += 1
-        var record = SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: configuration.engine))
+        let record = SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: configuration.engine))
         if let page { record.pages[.webview(1)] = page }
         if let subscriber { record.subscribers.append((subscriber, .all)) }
         sessions[sid] = record
