@@ -122,4 +122,116 @@ import Testing
             }
         }
     }
+
+    // MARK: Envelope fast path
+
+    static func describe(_ r: Result<Frame, Frame.Failure>) -> String {
+        switch r {
+        case .success(.request(let id, let method, let params)):
+            return "request \(id) \(method) " + JSONValue.object(params).jsonString
+        case .success(.event(let name, let params)):
+            return "event \(name) " + JSONValue.object(params).jsonString
+        case .failure(let f):
+            return "failure \(String(describing: f.id)) \(f.error.code) \(f.error.message)"
+        }
+    }
+
+    static let frames: [String] = [
+        #"{"id":1,"method":"ping","params":{}}"#,
+        #"{"id":0,"method":"ping"}"#,
+        #"{"method":"pwa-navigate","params":{"url":"http://127.0.0.1:8787/app/#/p/1"},"id":42}"#,
+        #"{"params":{"url":"u","title":"t"},"id":9007199254740992,"method":"pwa-navigate"}"#,
+        #" { "id" : 3 , "method" : "back" , "params" : null } "#,
+        "{\t\"id\":3,\n\"method\":\"back\",\r\"params\":{ }}",
+        #"{"id":5,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#,
+        #"{"id":6,"method":"session.subscribe","params":{"events":["foreground.removed"]}}"#,
+        #"{"id":7,"method":"x","params":{"a":{"b":[1,2,{"c":"}"}]},"d":"\"}"}}"#,
+        #"{"id":8,"method":"x","params":{"url":"ünï"}}"#,
+        #"{"id":8,"method":"x","params":{"url":"a\u0041\n"}}"#,
+        #"{"id":9,"method":"x","params":{"a":"1","a":"2"}}"#,
+        #"{"id":10,"method":"x","params":{"a":"1","b":2,"c":true,"d":null}}"#,
+        #"{"id":11,"method":"x","params":{"a":"1",}}"#,
+        #"{"id":12,"method":"x","params":[]}"#,
+        #"{"id":13,"method":"x","params":"s"}"#,
+        #"{"id":14,"method":"x","params":1}"#,
+        #"{"id":15,"method":"x","extra":true}"#,
+        #"{"id":16,"id":17,"method":"x"}"#,
+        #"{"id":16,"method":"x","method":"y"}"#,
+        #"{"id":-1,"method":"x"}"#,
+        #"{"id":-0,"method":"x"}"#,
+        #"{"id":01,"method":"x"}"#,
+        #"{"id":1.0,"method":"x"}"#,
+        #"{"id":1e3,"method":"x"}"#,
+        #"{"id":9007199254740993,"method":"x"}"#,
+        #"{"id":99999999999999999999,"method":"x"}"#,
+        #"{"id":"1","method":"x"}"#,
+        #"{"id":null,"method":"x"}"#,
+        #"{"id":1,"method":1}"#,
+        #"{"id":1,"method":"p\u0069ng"}"#,
+        #"{"id":1,"method":"ping"}x"#,
+        #"{"id":1,"method":"ping"}}"#,
+        #"{"id":1,"method":"ping","params":{}"#,
+        #"{"id":1,"method":"ping",}"#,
+        #"{"id":1}"#,
+        #"{"method":"ping"}"#,
+        #"{}"#,
+        #"[]"#,
+        #""#,
+        #"{"event":"pwa-rendered","params":{}}"#,
+        #"{"id":1,"method":"x","params":{"a":{"b":{"c":{}}}}}"#,
+        "\u{FEFF}{\"id\":1,\"method\":\"ping\"}",
+    ]
+
+    /// Every frame above, each truncated at every length, and each with every byte replaced by
+    /// a few troublemakers.
+    static func corpus() -> [[UInt8]] {
+        var out: [[UInt8]] = []
+        for f in frames {
+            let b = Array(f.utf8)
+            out.append(b)
+            for n in 0..<b.count { out.append(Array(b[0..<n])) }
+            for i in 0..<b.count {
+                for r: UInt8 in [0x22, 0x5C, 0x7D, 0x2C, 0x20, 0x30, 0x00, 0xFF] where b[i] != r {
+                    var m = b
+                    m[i] = r
+                    out.append(m)
+                }
+            }
+        }
+        return out
+    }
+
+    @Test func fastPathAgreesWithTheGeneralPath() {
+        var fast = 0
+        for bytes in Self.corpus() {
+            bytes.withUnsafeBytes { raw in
+                guard let frame = FastRequest.parse(raw) else { return }
+                fast += 1
+                let general = Frame.classifyGeneral(raw)
+                #expect(Self.describe(.success(frame)) == Self.describe(general), "\(String(decoding: bytes, as: UTF8.self))")
+                if case .success(.request(_, _, let p)) = general, case .request(_, _, let q) = frame {
+                    // Same members in the same order, not only equal objects.
+                    #expect(JSONValue.object(p).serialized() == JSONValue.object(q).serialized())
+                }
+            }
+        }
+        // The fast path did take the common frames.
+        #expect(fast > 100)
+        for f in Self.frames.prefix(7) {
+            Array(f.utf8).withUnsafeBytes { #expect(FastRequest.parse($0) != nil, "\(f)") }
+        }
+    }
+
+    @Test func deepParamsKeepTheirDepthLimit() {
+        // 64 levels in all (the envelope is one): accepted; 65: the general path's error.
+        func frame(_ levels: Int) -> [UInt8] {
+            Array((#"{"id":1,"method":"x","params":"# + String(repeating: #"{"a":"#, count: levels - 1) + "1"
+                   + String(repeating: "}", count: levels - 1) + "}").utf8)
+        }
+        for levels in [63, 64, 65, 66] {
+            frame(levels).withUnsafeBytes { raw in
+                #expect(Self.describe(Frame.classify(raw)) == Self.describe(Frame.classifyGeneral(raw)), "\(levels)")
+            }
+        }
+    }
 }
