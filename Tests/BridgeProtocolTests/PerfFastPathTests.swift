@@ -234,4 +234,42 @@ import Testing
             }
         }
     }
+
+    // MARK: Session table
+
+    static func record(_ sid: String, _ serial: UInt64) -> SessionRecord {
+        SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: EngineConfiguration()))
+    }
+
+    @Test func sessionTableRemembersOnlyWhatItHolds() {
+        var t = SessionTable()
+        let a = Self.record("s-a", 1), b = Self.record("s-b", 2)
+        t.insert(a)
+        t.insert(b)
+        #expect(t["s-a"] === a)
+        #expect(t["s-a"] === a)  // remembered
+        #expect(t["s-b"] === b)
+        #expect(t["s-c"] == nil)
+        #expect(t["s-b"] === b)
+        #expect(t.removeValue(forKey: "s-b") === b)
+        #expect(t["s-b"] == nil)  // not the remembered one
+        #expect(t.count == 1 && !t.isEmpty)
+        #expect(Set(t.map(\.key)) == ["s-a"])
+        #expect(t.values.map(\.serial) == [1])
+    }
+
+    @Test func sessionTableCopiesStayIndependent() {
+        var t = SessionTable()
+        t.insert(Self.record("s-a", 1))
+        let snapshot = t
+        let c = Self.record("s-c", 3)
+        t.insert(c)
+        #expect(t["s-c"] === c)          // remembered by t...
+        #expect(snapshot["s-c"] == nil)  // ...but the copy never held it
+        var other = snapshot
+        other.removeValue(forKey: "s-a")
+        #expect(t["s-a"]?.serial == 1)
+        #expect(other["s-a"] == nil)
+        #expect(snapshot["s-a"]?.serial == 1)
+    }
 }

@@ -12,7 +12,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var rng: RNG
 
     var clients: [ClientID: Client] = [:]
-    var sessions: [String: SessionRecord] = [:]
+    var sessions = SessionTable()
     var sessionIDBySerial: [UInt64: String] = [:]
     var nextSessionSerial: UInt64 = 1
     var nextControllerNumber = 1

@@ -183,7 +183,7 @@ extension Bridge {
         let record = SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: configuration.engine))
         if let page { record.pages[.webview(1)] = page }
         if let subscriber { record.subscribers.append((subscriber, .all)) }
-        sessions[sid] = record
+        sessions.insert(record)
         sessionIDBySerial[serial] = sid
         if let subscriber, case .controller(var info)? = clients[subscriber]?.role {
             info.sessions.append(sid)
