@@ -26,8 +26,18 @@ public final class Daemon: TransportDelegate {
     public let configuration: DaemonConfiguration
     let transport: Transport
     let logger: Logger
-    var bridge: Bridge<SystemRandomNumberGenerator>
+    /// The state machine, kept behind a pointer: as a stored property of this class every use
+    /// (several per message) paid a dynamic exclusivity check. Only the service thread touches
+    /// it, and never re-entrantly while a mutating call is running.
+    private let bridgeStorage: UnsafeMutablePointer<Bridge<SystemRandomNumberGenerator>>
+    var bridge: Bridge<SystemRandomNumberGenerator> {
+        get { bridgeStorage.pointee }
+        _modify { yield &bridgeStorage.pointee }
+        set { bridgeStorage.pointee = newValue }
+    }
     var timers: [TimerKey: TimerHandle] = [:]
+    /// The effects being performed; its storage is reused from message to message.
+    var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
     /// Called once on the service thread when the daemon accepts connections, with the real port.
@@ -37,8 +47,14 @@ public final class Daemon: TransportDelegate {
         self.configuration = configuration
         self.logger = logger
         self.transport = try Transport(configuration: configuration.transport, bridgeJS: bridgeJS, logger: logger)
-        self.bridge = Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator())
+        bridgeStorage = .allocate(capacity: 1)
+        bridgeStorage.initialize(to: Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator()))
         transport.delegate = self
+    }
+
+    deinit {
+        bridgeStorage.deinitialize(count: 1)
+        bridgeStorage.deallocate()
     }
 
     /// Serves until `remote.stop()`; the calling thread becomes the service thread.
@@ -115,7 +131,10 @@ public final class Daemon: TransportDelegate {
     // MARK: Effects
 
     func perform() {
-        let effects = bridge.drainEffects()
+        var effects: [BridgeEffect] = []
+        swap(&effects, &effectBuffer)
+        bridge.drainEffects(into: &effects)
+        defer { swap(&effects, &effectBuffer) }
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):

@@ -45,6 +45,14 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         return out
     }
 
+    /// Hands the accumulated effects over in `buffer` (whose old contents are dropped) and keeps
+    /// `buffer`'s storage for the next ones: no allocation per message once both have grown,
+    /// and the host may call back into the bridge while it performs them.
+    public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
+        buffer.removeAll(keepingCapacity: true)
+        swap(&buffer, &effects)
+    }
+
     /// Performs `body` for each accumulated effect and clears them, without copying the list.
     public mutating func drainEffects(_ body: (BridgeEffect) -> Void) {
         for e in effects { body(e) }
