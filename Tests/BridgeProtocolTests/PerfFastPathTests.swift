@@ -272,4 +272,56 @@ import Testing
         #expect(other["s-a"] == nil)
         #expect(snapshot["s-a"]?.serial == 1)
     }
+
+    // MARK: Frames written from fragments
+
+    /// Drives a page through navigate, rendered, back and a few errors, and checks every frame it
+    /// is sent is compact canonical JSON (what key-by-key writing produced) with the right content.
+    @Test func framesAreCanonicalAndComplete() throws {
+        var bridge = Bridge(configuration: BridgeConfiguration(), random: SeededRandom(seed: 7))
+        let page = ClientID(1)
+        bridge.connected(page, isLoopback: true, at: 0)
+        var frames: [[UInt8]] = []
+        func send(_ text: String, at now: Int64 = 0) {
+            bridge.received(page, text: Array(text.utf8), at: now)
+            for case .send(_, let bytes) in bridge.drainEffects() { frames.append(bytes) }
+        }
+        send(#"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#)
+        send(#"{"id":2,"method":"pwa-navigate","params":{"url":"http://h/app/#/a\"q\u00e9","title":"T\n"}}"#)
+        send(#"{"id":3,"method":"pwa-rendered","params":{}}"#, at: 42_000)
+        send(#"{"id":4,"method":"pwa-rendered","params":{}}"#, at: 43_000)
+        send(#"{"id":5,"method":"back","params":{}}"#)
+        send(#"{"id":6,"method":"back","params":{}}"#)
+        send(#"{"id":-7,"method":"ping"}"#)
+        send(#"{"id":8,"method":"no \"such\""}"#)
+        send(#"{"id":9,"method":"pwa-rendered","params":[]}"#)
+        send(#"nonsense"#)
+        send(#"{"event":"pwa-navigate","params":{"url":"http://h/x"}}"#)
+        send(#"{"id":10,"method":"back"}"#)
+        var parsed: [JSONValue] = []
+        for bytes in frames {
+            let value = try JSONParser.parse(bytes)
+            #expect(value.serialized() == bytes, "\(String(decoding: bytes, as: UTF8.self))")
+            parsed.append(value)
+        }
+        func reply(_ id: Int64) -> JSONValue? { parsed.first { $0["id"] == .int(id) } }
+        #expect(reply(2)?["result"]?["placeholder"] == "P1")
+        #expect(BridgeHarness.ids(reply(2)?["result"]?["stack"]) == "P1 W1")
+        #expect(reply(2)?["result"]?["stack"]?[1]?["url"] == "http://h/app/#/a\"qé")
+        #expect(reply(2)?["result"]?["stack"]?[1]?["title"] == "T\n")
+        #expect(reply(3)?["result"] == ["removed": true, "reason": "rendered", "latencyMs": 42])
+        #expect(reply(4)?["result"] == ["removed": false])
+        #expect(reply(5)?["result"]?["action"] == "swap")
+        #expect(reply(5)?["result"]?["removed"] == ["P1"])
+        #expect(BridgeHarness.ids(reply(5)?["result"]?["stack"]) == "W1")
+        #expect(reply(6)?["result"]?["action"] == "none")
+        #expect(reply(6)?["result"]?["removed"] == [])
+        #expect(reply(-7)?["result"] == .object([:]))
+        #expect(reply(8)?["error"]?["code"] == "unknown-method")
+        #expect(reply(8)?["error"]?["message"] == #"no method "no "such"""#)
+        #expect(reply(9)?["error"]?["code"] == "invalid-params")
+        #expect(parsed.contains { $0["id"] == .null && $0["error"]?["code"] == "parse-error" })
+        #expect(parsed.contains { $0["event"] == "back" && $0["params"] == ["placeholder": "P1", "url": "http://h/app/"] })
+        #expect(reply(10)?["result"]?["action"] == "swap")
+    }
 }

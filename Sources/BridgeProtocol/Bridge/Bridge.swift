@@ -20,6 +20,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var allSubscribers: [(client: ClientID, filter: EventFilter)] = []
 
     var effects: [BridgeEffect] = []
+    /// Scratch space for the frames being written (see `sendResult`); each frame leaves as an
+    /// exact-size copy.
+    var frameWriter = JSONWriter(capacity: 4096)
     var engineEffects: [SessionEffect] = []
     /// Transitions of the router action being flushed (its `stack.changed` carries them).
     var pendingTransitions: [Transition] = []

@@ -54,8 +54,10 @@ extension Bridge {
         switch event {
         case .back(let placeholder, let url):
             sendEvent(client, "back") { w in
-                w.key("placeholder"); w.string(placeholder.description)
-                w.key("url"); w.string(url)
+                w.appendRaw(#""placeholder":"#)
+                w.appendQuotedID(placeholder)
+                w.appendRaw(#","url":"#)
+                w.appendStringValue(url)
             }
         case .closed(let reason, let load):
             sendEvent(client, "closed") { w in
@@ -193,42 +195,62 @@ extension Bridge {
 
     // MARK: Frames
 
+    // Replies, errors and page events are written into the reused `frameWriter` from fixed
+    // fragments (the same bytes key-by-key writing gives) and leave as exact-size arrays.
+
     mutating func sendResult(_ client: ClientID, id: Int64, _ body: (inout JSONWriter) -> Void) {
-        var w = JSONWriter(capacity: 192)
-        w.beginObject()
-        w.key("id"); w.int(id)
-        w.key("result")
-        w.beginObject()
+        var w = takeFrameWriter()
+        w.appendRaw(#"{"id":"#)
+        w.appendDigits(Int(id))
+        w.appendRaw(#","result":{"#)
+        w.afterRawOpen()
         body(&w)
-        w.endObject()
-        w.endObject()
-        effects.append(.send(client, w.bytes))
+        w.appendRaw("}}")
+        send(client, &w)
     }
 
     mutating func sendError(_ client: ClientID, id: Int64?, _ error: ProtocolError) {
-        var w = JSONWriter(capacity: 128)
-        w.beginObject()
-        w.key("id")
-        if let id { w.int(id) } else { w.null() }
-        w.key("error")
-        w.beginObject()
-        w.key("code"); w.string(error.code.rawValue)
-        w.key("message"); w.string(error.message)
-        w.endObject()
-        w.endObject()
-        effects.append(.send(client, w.bytes))
+        var w = takeFrameWriter()
+        w.appendRaw(#"{"id":"#)
+        if let id { w.appendDigits(Int(id)) } else { w.appendRaw("null") }
+        w.appendRaw(#","error":{"code":"#)
+        w.appendStringValue(error.code.rawValue)
+        w.appendRaw(#","message":"#)
+        w.appendStringValue(error.message)
+        w.appendRaw("}}")
+        send(client, &w)
     }
 
     mutating func sendEvent(_ client: ClientID, _ name: String, _ body: (inout JSONWriter) -> Void) {
-        var w = JSONWriter(capacity: 128)
-        w.beginObject()
-        w.key("event"); w.string(name)
-        w.key("params")
-        w.beginObject()
+        var w = takeFrameWriter()
+        w.appendRaw(#"{"event":"#)
+        w.appendStringValue(name)
+        w.appendRaw(#","params":{"#)
+        w.afterRawOpen()
         body(&w)
-        w.endObject()
-        w.endObject()
-        effects.append(.send(client, w.bytes))
+        w.appendRaw("}}")
+        send(client, &w)
+    }
+
+    /// The scratch writer, empty; give it back with `send`.
+    mutating func takeFrameWriter() -> JSONWriter {
+        var w = JSONWriter(capacity: 0)
+        swap(&w, &frameWriter)
+        w.reset()
+        return w
+    }
+
+    /// Queues the frame in `w` for `client` and keeps `w`'s storage for the next frame.
+    mutating func send(_ client: ClientID, _ w: inout JSONWriter) {
+        let n = w.bytes.count
+        let frame = w.bytes.withUnsafeBufferPointer { src in
+            [UInt8](unsafeUninitializedCapacity: n) { dst, count in
+                _ = dst.initialize(fromContentsOf: src)
+                count = n
+            }
+        }
+        effects.append(.send(client, frame))
+        swap(&w, &frameWriter)
     }
 
     // MARK: Stacks and sessions as JSON

@@ -219,8 +219,11 @@ extension Bridge {
             case .success(.pwaNavigate(let placeholder)):
                 let stack = stackJSON(sid)
                 sendResult(client, id: id) { w in
-                    w.key("placeholder"); w.string(placeholder.description)
-                    w.key("stack"); w.raw(stack)
+                    w.appendRaw(#""placeholder":"#)
+                    w.appendQuotedID(placeholder)
+                    w.appendRaw(#","stack":"#)
+                    w.bytes.append(contentsOf: stack)
+                    w.afterRawValue()
                 }
             case .success: break
             case .failure(let e): sendError(client, id: id, ProtocolError(e))
@@ -230,11 +233,13 @@ extension Bridge {
             switch step(sid, .pwaRendered(from: webview), now: now) {
             case .success(.pwaRendered(let removed, let latency)):
                 sendResult(client, id: id) { w in
-                    w.key("removed"); w.bool(removed)
                     if removed, let latency {
-                        w.key("reason"); w.string("rendered")
-                        w.key("latencyMs"); w.int(Int64(latency))
+                        w.appendRaw(#""removed":true,"reason":"rendered","latencyMs":"#)
+                        w.appendDigits(latency)
+                    } else {
+                        w.appendRaw(removed ? #""removed":true"# : #""removed":false"#)
                     }
+                    w.afterRawValue()
                 }
             case .success: break
             case .failure(let e): sendError(client, id: id, ProtocolError(e))
@@ -364,9 +369,16 @@ extension Bridge {
             if let (client, id) = replyTo {
                 let stack = stackJSON(sid)
                 sendResult(client, id: id) { w in
-                    w.key("action"); w.string(action.rawValue)
-                    w.key("removed"); Self.writeIDs(removed, into: &w)
-                    w.key("stack"); w.raw(stack)
+                    w.appendRaw(#""action":"#)
+                    w.appendStringValue(action.rawValue)
+                    w.appendRaw(#","removed":["#)
+                    for (i, r) in removed.enumerated() {
+                        if i > 0 { w.bytes.append(0x2C) }
+                        w.appendQuotedID(r)
+                    }
+                    w.appendRaw(#"],"stack":"#)
+                    w.bytes.append(contentsOf: stack)
+                    w.afterRawValue()
                 }
             }
         case .success: break
