@@ -51,6 +51,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// Hands the accumulated effects over in `buffer` (whose old contents are dropped) and keeps
     /// `buffer`'s storage for the next ones: no allocation per message once both have grown,
     /// and the host may call back into the bridge while it performs them.
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
         buffer.removeAll(keepingCapacity: true)
         swap(&buffer, &effects)
@@ -62,10 +63,12 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         effects.removeAll(keepingCapacity: true)
     }
 
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, role: .fresh)
     }
 
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
         guard clients[client] != nil else { return }
         sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
@@ -76,6 +79,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// One whole text message from `client`.
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         guard clients[client] != nil else { return }
         let frame: Frame
@@ -93,6 +97,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
     }
 
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func disconnected(_ client: ClientID, at now: Int64) {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
@@ -114,6 +119,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// A timer asked for by `.schedule` is due.
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
         if case .success = step(sid, .timerFired(key.token), now: now) {
@@ -125,6 +131,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
     /// once a second.
+    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
