@@ -330,6 +330,9 @@ public final class Transport {
     func writeable(_ conn: Connection) -> Int32 {
         conn.writableRequested = false
         if conn.closeSent { return 0 }
+        if conn.headOffset == 0, let first = conn.queue.first, first.count <= Transport.chunkSize - 4 {
+            return writeBatch(conn)
+        }
         if let message = conn.queue.first {
             let remaining = message.count - conn.headOffset
             let n = min(remaining, Transport.chunkSize)
@@ -358,6 +361,42 @@ public final class Transport {
         if let request = conn.closeRequest {
             sendClose(conn, request.code, request.reason)
         }
+        return 0
+    }
+
+    /// Every whole queued message that fits in one chunk, framed here (unmasked server text
+    /// frames) and handed to lws in one raw write: one `send` for a reply and the events that
+    /// follow it, and a controller's backlog of events drains a chunk per callback instead of
+    /// one message per service-loop turn. (lws sends `LWS_WRITE_HTTP` buffers on a WebSocket
+    /// connection as they are, and buffers what the socket does not take, in order.)
+    private func writeBatch(_ conn: Connection) -> Int32 {
+        let payload = (scratch + pre).assumingMemoryBound(to: UInt8.self)
+        var used = 0
+        while let message = conn.queue.first {
+            let n = message.count
+            let header = n < 126 ? 2 : 4
+            guard n < 65536, used + header + n <= Transport.chunkSize else { break }
+            payload[used] = 0x81  // FIN, text
+            if n < 126 {
+                payload[used + 1] = UInt8(n)
+            } else {
+                payload[used + 1] = 126
+                payload[used + 2] = UInt8(n >> 8)
+                payload[used + 3] = UInt8(n & 0xFF)
+            }
+            message.withUnsafeBytes { src in
+                if n > 0 { (payload + used + header).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n) }
+            }
+            used += header + n
+            conn.queuedBytes -= n
+            conn.queue.removeFirst()
+        }
+        let written = bridged_lws_write(conn.wsi, payload, used, Int32(LWS_WRITE_HTTP.rawValue))
+        if written < used {
+            logger.debug("write failed; closing", metadata: ["connection": "c\(conn.id)"])
+            return -1
+        }
+        if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
         return 0
     }
 }
