@@ -36,6 +36,10 @@ public final class Daemon: TransportDelegate {
         set { bridgeStorage.pointee = newValue }
     }
     var timers: [TimerKey: TimerHandle] = [:]
+    /// Foreground timers (in deadline order) behind one transport timer; see DeadlineQueue.
+    var deadlines = DeadlineQueue<TimerKey>()
+    var deadlineTimer: TimerHandle?
+    var deadlineTimerAt: Int64 = .max
     /// The effects being performed; its storage is reused from message to message.
     var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
@@ -142,14 +146,37 @@ public final class Daemon: TransportDelegate {
             case .close(let client, let code, let reason):
                 transport.close(ConnectionID(raw: client.raw), code: UInt16(clamping: code), reason: reason)
             case .schedule(let key, let ms):
-                timers[key] = transport.schedule(afterMicroseconds: Int64(ms) * 1000) { [unowned self] in
-                    self.timers[key] = nil
-                    self.bridge.timerFired(key, at: self.now)
-                    self.perform()
+                if deadlines.push(key, deadline: now + Int64(ms) * 1000) {
+                    armDeadlineTimer()
+                } else {
+                    timers[key] = transport.schedule(afterMicroseconds: Int64(ms) * 1000) { [unowned self] in
+                        self.timers[key] = nil
+                        self.bridge.timerFired(key, at: self.now)
+                        self.perform()
+                    }
                 }
             case .cancel(let key):
-                if let handle = timers.removeValue(forKey: key) { transport.cancel(handle) }
+                if !deadlines.cancel(key), let handle = timers.removeValue(forKey: key) { transport.cancel(handle) }
             }
+        }
+    }
+
+    /// Keeps one transport timer armed for the earliest queued deadline.
+    func armDeadlineTimer() {
+        guard let next = deadlines.nextDeadline() else { return }
+        if deadlineTimer != nil {
+            if deadlineTimerAt <= next { return }  // fires early enough; it re-arms then
+            transport.cancel(deadlineTimer!)
+        }
+        deadlineTimerAt = next
+        deadlineTimer = transport.schedule(afterMicroseconds: next - now) { [unowned self] in
+            self.deadlineTimer = nil
+            self.deadlineTimerAt = .max
+            for key in self.deadlines.popDue(now: self.now) {
+                self.bridge.timerFired(key, at: self.now)
+                self.perform()
+            }
+            self.armDeadlineTimer()
         }
     }
 
