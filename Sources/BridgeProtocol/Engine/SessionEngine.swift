@@ -271,16 +271,16 @@ public struct SessionEngine: Equatable, Sendable {
         }
         if kind(at: stack.count - 1) == .webview, kind(at: stack.count - 2) == .placeholder {
             // Swap: the web view goes back one step in its own history; the placeholder's image
-            // covers it until the PWA has rendered that step. (Both are moved off the stack,
-            // not copied.)
-            let topItem = stack.removeLast(), belowItem = stack.removeLast()
-            guard case .webview(var w) = consume topItem, case .placeholder(let p) = consume belowItem else {
-                preconditionFailure("the kinds were just checked")
+            // covers it until the PWA has rendered that step. (The placeholder is moved off the
+            // stack and the web view changed in place, neither is copied.)
+            let below = stack.remove(at: stack.count - 2)
+            guard case .placeholder(let p) = consume below else { preconditionFailure("the kind was just checked") }
+            let top = stack.count - 1
+            let id = stack[top].id
+            _ = stack[top].modifyWebView { w in
+                w.url = p.url
+                w.title = p.title
             }
-            w.url = p.url
-            w.title = p.title
-            let id = w.id
-            stack.append(.webview(w))
             version &+= 1
             effects.append(.reply(.back(action: .swap, removed: [p.id])))
             effects.append(.observe(.stackChanged))
