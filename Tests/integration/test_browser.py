@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def daemon():
+def browser_daemon():
     binary = find_bridged()
     if binary is None:
         pytest.fail("no bridged binary: run `swift build -c release` (or set BRIDGED_BIN)")
@@ -75,11 +75,11 @@ class Steps:
         return await self.ctl.call("navigation.back", {"session": self.session})
 
 
-def test_seed_scenario_in_a_real_browser(daemon):
+def test_seed_scenario_in_a_real_browser(browser_daemon):
     """P1 W1 W2 P2 P3 W3 built by clicking through the demo, then six backs from the host."""
 
     async def scenario():
-        ctl, created = await open_session(daemon)
+        ctl, created = await open_session(browser_daemon)
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
@@ -179,11 +179,11 @@ def test_seed_scenario_in_a_real_browser(daemon):
     run(scenario())
 
 
-def test_a_reload_reclaims_the_same_web_view(daemon):
+def test_a_reload_reclaims_the_same_web_view(browser_daemon):
     """The claim is in the address bar (also in pushed urls, as the demo keeps it): a reload re-claims."""
 
     async def scenario():
-        ctl, created = await open_session(daemon)
+        ctl, created = await open_session(browser_daemon)
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
@@ -215,11 +215,11 @@ def test_a_reload_reclaims_the_same_web_view(daemon):
     run(scenario())
 
 
-def test_which_clicks_are_intercepted(daemon):
+def test_which_clicks_are_intercepted(browser_daemon):
     """Only clicks that would load another document in this tab become `navigate` events."""
 
     async def scenario():
-        ctl, created = await open_session(daemon, "/app/links.html")
+        ctl, created = await open_session(browser_daemon, "/app/links.html")
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
@@ -257,12 +257,12 @@ def test_which_clicks_are_intercepted(daemon):
     run(scenario())
 
 
-def test_an_astro_pwa_runs_unchanged_with_the_shim(daemon):
+def test_an_astro_pwa_runs_unchanged_with_the_shim(browser_daemon):
     """astro.html only adds <script type="module" src="/bridge.js?astro">; Chromium runs with
     --user-agent containing "Astro App", so the PWA believes it is in the app."""
 
     async def scenario():
-        ctl, created = await open_session(daemon, "/app/astro.html")
+        ctl, created = await open_session(browser_daemon, "/app/astro.html")
         session = created["session"]
         browser = await Browser.launch(CHROMIUM, user_agent=ASTRO_USER_AGENT)
         try:
@@ -307,9 +307,9 @@ def test_an_astro_pwa_runs_unchanged_with_the_shim(daemon):
     run(scenario())
 
 
-def test_without_the_app_user_agent_an_astro_pwa_stays_a_website(daemon):
+def test_without_the_app_user_agent_an_astro_pwa_stays_a_website(browser_daemon):
     async def scenario():
-        ctl, created = await open_session(daemon, "/app/astro.html")
+        ctl, created = await open_session(browser_daemon, "/app/astro.html")
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
