@@ -1,8 +1,72 @@
 #ifndef BRIDGED_CWEBSOCKETS_SHIM_H
 #define BRIDGED_CWEBSOCKETS_SHIM_H
 #include <libwebsockets.h>
+#include <stdint.h>
+#include <stddef.h>
 
-/* What Swift cannot import from libwebsockets.h: function-like and arithmetic macros. */
+/*
+ * What Swift cannot import from libwebsockets.h: function-like and arithmetic macros, OR'd option
+ * sets, container_of. Everything here is a tiny static inline function with no state.
+ */
+
+/* LWS_PRE: headroom lws_write() needs in front of every payload (16 on 64-bit targets). */
 static inline int bridged_lws_pre(void) { return LWS_PRE; }
+
+/* lws_close_status values are an enum in C; give Swift a plain integer path. */
+static inline void bridged_lws_close_reason(struct lws *wsi, uint16_t code,
+                                            const unsigned char *reason, size_t len) {
+    lws_close_reason(wsi, (enum lws_close_status)code, (unsigned char *)reason, len);
+}
+
+/* lws_write with an integer protocol (the lws_write_protocol enum, possibly OR'd with NO_FIN). */
+static inline int bridged_lws_write(struct lws *wsi, unsigned char *buf, size_t len, int proto) {
+    return lws_write(wsi, buf, len, (enum lws_write_protocol)proto);
+}
+
+/* The write flags for fragment `is_start`/`is_end` of a text message. */
+static inline int bridged_ws_text_flags(int is_start, int is_end) {
+    return lws_write_ws_flags(LWS_WRITE_TEXT, is_start, is_end);
+}
+/* LWS_WRITE_CLOSE (4) is private in the 4.1 headers ("handled by lws_close_reason"), but
+ * lws_write accepts it and emits a close frame at once; see Transport.closeNow for why. */
+static inline int bridged_write_close(void) { return 4; }
+static inline int bridged_write_http(int is_final) {
+    return is_final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP;
+}
+
+/* A per-connection deadline: lws closes the connection after `secs` unless it is reset (0 clears). */
+static inline void bridged_lws_set_timeout(struct lws *wsi, int secs) {
+    lws_set_timeout(wsi, secs ? PENDING_TIMEOUT_USER_OK : NO_PENDING_TIMEOUT, secs);
+}
+
+/* Kill a connection from outside its callbacks (the close goes through the normal ws close path,
+ * so a reason prepared with lws_close_reason is still sent when the socket allows). */
+static inline void bridged_lws_kill_async(struct lws *wsi) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/*
+ * A timer node: the lws sul must sit at a stable address for as long as it is scheduled, so Swift
+ * allocates one of these on the heap per pending timer. `owner` is the transport (unretained),
+ * `serial` identifies the Swift-side closure.
+ */
+typedef struct bridged_timer {
+    lws_sorted_usec_list_t sul;
+    uint64_t serial;
+    void *owner;
+} bridged_timer_t;
+
+static inline bridged_timer_t *bridged_timer_from_sul(lws_sorted_usec_list_t *sul) {
+    return lws_container_of(sul, bridged_timer_t, sul);
+}
+
+static inline void bridged_timer_schedule(struct lws_context *ctx, bridged_timer_t *t,
+                                          sul_cb_t cb, int64_t relative_us) {
+    lws_sul_schedule(ctx, 0, &t->sul, cb, (lws_usec_t)relative_us);
+}
+
+static inline void bridged_timer_cancel(bridged_timer_t *t) {
+    lws_sul_cancel(&t->sul);
+}
 
 #endif

@@ -1,0 +1,176 @@
+/// The whole protocol of the daemon as a state machine: connections, sessions, controllers,
+/// subscriptions and every request and event of the contract, with no I/O of its own.
+///
+/// The host (the lws glue) calls `connected`, `received`, `receivedBinary`, `disconnected`,
+/// `timerFired` and `sweep` on one thread, each with the current time in microseconds of a
+/// monotonic clock, and then performs `drainEffects()` in order. Tokens and session ids come
+/// from the injected random number generator, so a seeded generator makes a run replayable.
+public struct Bridge<RNG: RandomNumberGenerator> {
+    public let configuration: BridgeConfiguration
+    var rng: RNG
+
+    var clients: [ClientID: Client] = [:]
+    var sessions: [String: SessionRecord] = [:]
+    var sessionIDBySerial: [UInt64: String] = [:]
+    var nextSessionSerial: UInt64 = 1
+    var nextControllerNumber = 1
+    /// Controllers subscribed to every session, in the order they subscribed.
+    var allSubscribers: [(client: ClientID, filter: EventFilter)] = []
+
+    var effects: [BridgeEffect] = []
+    var engineEffects: [SessionEffect] = []
+
+    public init(configuration: BridgeConfiguration = BridgeConfiguration(), random: RNG) {
+        self.configuration = configuration
+        self.rng = random
+        effects.reserveCapacity(16)
+        engineEffects.reserveCapacity(16)
+    }
+
+    // MARK: Host entry points
+
+    /// The effects accumulated since the last call, in the order they must be performed.
+    public mutating func drainEffects() -> [BridgeEffect] {
+        let out = effects
+        effects.removeAll(keepingCapacity: true)
+        return out
+    }
+
+    /// Performs `body` for each accumulated effect and clears them, without copying the list.
+    public mutating func drainEffects(_ body: (BridgeEffect) -> Void) {
+        for e in effects { body(e) }
+        effects.removeAll(keepingCapacity: true)
+    }
+
+    public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
+        clients[client] = Client(isLoopback: isLoopback, role: .fresh)
+    }
+
+    public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
+        guard clients[client] != nil else { return }
+        sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
+    }
+
+    public mutating func received(_ client: ClientID, text: [UInt8], at now: Int64) {
+        text.withUnsafeBytes { received(client, text: $0, at: now) }
+    }
+
+    /// One whole text message from `client`.
+    public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
+        guard clients[client] != nil else { return }
+        let frame: Frame
+        switch Frame.classify(text) {
+        case .success(let f): frame = f
+        case .failure(let failure):
+            sendError(client, id: failure.id, failure.error)
+            return
+        }
+        switch frame {
+        case .request(let id, let method, let params):
+            handleRequest(client, id: id, method: method, params: params, now: now)
+        case .event(let name, let params):
+            handleEvent(client, name: name, params: params, now: now)
+        }
+    }
+
+    public mutating func disconnected(_ client: ClientID, at now: Int64) {
+        guard let c = clients.removeValue(forKey: client) else { return }
+        switch c.role {
+        case .page(let sid, let webview):
+            guard sessions[sid]?.pages[webview] == client else { return }
+            sessions[sid]!.pages[webview] = nil
+            _ = step(sid, .pageDisconnected(webview), now: now)
+            flush(sid, cause: "disconnect", now: now)
+            updateIdle(sid, now: now)
+        case .controller(let info):
+            allSubscribers.removeAll { $0.client == client }
+            for sid in info.sessions {
+                sessions[sid]?.subscribers.removeAll { $0.client == client }
+                updateIdle(sid, now: now)
+            }
+        case .fresh, .detached:
+            break
+        }
+    }
+
+    /// A timer asked for by `.schedule` is due.
+    public mutating func timerFired(_ key: TimerKey, at now: Int64) {
+        guard let sid = sessionIDBySerial[key.session] else { return }
+        if case .success = step(sid, .timerFired(key.token), now: now) {
+            flush(sid, cause: "timer", now: now)
+        } else {
+            engineEffects.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
+    /// once a second.
+    public mutating func sweep(at now: Int64) {
+        let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
+        var expired: [(UInt64, String)] = []
+        for (sid, s) in sessions {
+            if let since = s.idleSince, now - since >= limit { expired.append((s.serial, sid)) }
+        }
+        for (_, sid) in expired.sorted(by: { $0.0 < $1.0 }) {
+            closeSession(sid, reason: "idle", now: now)
+        }
+    }
+
+    // MARK: Introspection (dashboard, tests)
+
+    public var sessionCount: Int { sessions.count }
+    public var clientCount: Int { clients.count }
+
+    /// Session ids, oldest first.
+    public var sessionIDs: [String] {
+        sessions.values.sorted { $0.serial < $1.serial }.map(\.id)
+    }
+
+    public func engine(of session: String) -> SessionEngine? { sessions[session]?.engine }
+
+    /// `{"sessions":[{"session","stack","foreground"}…]}` as bytes, for `GET /api/sessions`.
+    public mutating func sessionListJSON(at now: Int64) -> [UInt8] {
+        var w = JSONWriter(capacity: 256)
+        writeSessionList(into: &w, now: now)
+        return w.bytes
+    }
+}
+
+/// What the daemon knows about one connection.
+struct Client {
+    var isLoopback: Bool
+    var role: Role
+
+    enum Role {
+        /// No successful `hello` yet.
+        case fresh
+        case page(session: String, webview: ItemID)
+        /// A page that no longer speaks for its web view (replaced, sent elsewhere, popped,
+        /// session closed); its connection is being closed.
+        case detached(session: String, webview: ItemID, why: String)
+        case controller(ControllerInfo)
+    }
+}
+
+struct ControllerInfo {
+    var name: String
+    /// Connection order: the earliest handler of a name wins.
+    var number: Int
+    var handles: Set<String>
+    /// Sessions this controller is subscribed to one by one.
+    var sessions: [String] = []
+}
+
+struct SessionRecord {
+    let id: String
+    let serial: UInt64
+    var engine: SessionEngine
+    /// The connected page of each web view.
+    var pages: [ItemID: ClientID] = [:]
+    /// Controllers subscribed to this session by name, in subscription order.
+    var subscribers: [(client: ClientID, filter: EventFilter)] = []
+    /// When the last connection left (microseconds); nil while one is there.
+    var idleSince: Int64?
+    var stackCache: [UInt8] = []
+    var stackCacheVersion: UInt64 = .max
+}

@@ -1,0 +1,332 @@
+/// Running the engine for a session, and writing what it produced as frames.
+extension Bridge {
+    // MARK: Engine
+
+    /// Runs `input` on the session's engine. The reply (or failure) is returned; the other
+    /// effects wait in `engineEffects` for `flush`.
+    mutating func step(_ sid: String, _ input: SessionInput, now: Int64) -> Result<SessionReply, EngineError> {
+        engineEffects.removeAll(keepingCapacity: true)
+        guard sessions[sid] != nil else { return .failure(.closed) }
+        var buffer: [SessionEffect] = []
+        swap(&buffer, &engineEffects)
+        sessions[sid]!.engine.handle(input, at: now, into: &buffer)
+        swap(&buffer, &engineEffects)
+        switch engineEffects.first {
+        case .reply(let r)?: return .success(r)
+        case .failure(let e)?: return .failure(e)
+        default: return .failure(.invalid("the engine gave no answer"))
+        }
+    }
+
+    /// Performs the effects of the last `step` for session `sid`.
+    mutating func flush(_ sid: String, cause: String, now: Int64) {
+        var list: [SessionEffect] = []
+        swap(&list, &engineEffects)
+        defer {
+            list.removeAll(keepingCapacity: true)
+            swap(&list, &engineEffects)
+        }
+        guard let serial = sessions[sid]?.serial else { return }
+        for effect in list {
+            switch effect {
+            case .reply, .failure:
+                continue
+            case .sendToPage(let webview, let event):
+                guard let client = sessions[sid]?.pages[webview] else { continue }
+                sendPageEvent(client, sid, event)
+            case .closePage(let webview, let code):
+                guard let client = sessions[sid]?.pages.removeValue(forKey: webview) else { continue }
+                clients[client]?.role = .detached(session: sid, webview: webview, why: "its page was sent away or closed")
+                effects.append(.close(client, code: code, reason: ""))
+            case .scheduleTimer(let token, let ms):
+                effects.append(.schedule(TimerKey(session: serial, token: token), afterMs: ms))
+            case .cancelTimer(let token):
+                effects.append(.cancel(TimerKey(session: serial, token: token)))
+            case .observe(let observation):
+                observe(sid, observation, cause: cause)
+            }
+        }
+        updateIdle(sid, now: now)
+    }
+
+    mutating func sendPageEvent(_ client: ClientID, _ sid: String, _ event: PageEvent) {
+        switch event {
+        case .back(let placeholder, let url):
+            sendEvent(client, "back") { w in
+                w.key("placeholder"); w.string(placeholder.description)
+                w.key("url"); w.string(url)
+            }
+        case .closed(let reason, let load):
+            sendEvent(client, "closed") { w in
+                w.key("reason"); w.string(reason)
+                if let load {
+                    w.key("load")
+                    Self.writeLoad(load, session: sid, into: &w)
+                }
+            }
+        case .load(let target):
+            var w = JSONWriter(capacity: 256)
+            w.beginObject()
+            w.key("event"); w.string("load")
+            w.key("params"); Self.writeLoad(target, session: sid, into: &w)
+            w.endObject()
+            effects.append(.send(client, w.bytes))
+        }
+    }
+
+    static func writeLoad(_ load: LoadTarget, session sid: String, into w: inout JSONWriter) {
+        w.beginObject()
+        w.key("session"); w.string(sid)
+        w.key("webview"); w.string(load.webview.description)
+        w.key("url"); w.string(load.url)
+        w.key("token"); w.string(load.token)
+        w.key("pageUrl"); w.string(PageURL.withClaim(load.url, session: sid, webview: load.webview, token: load.token))
+        w.endObject()
+    }
+
+    mutating func observe(_ sid: String, _ observation: Observation, cause: String) {
+        switch observation {
+        case .stackChanged:
+            guard hasSubscribers(sid, "stack.changed") else { return }
+            let stack = stackJSON(sid)
+            emit(sid, "stack.changed") { w in
+                w.key("stack"); w.raw(stack)
+                w.key("cause"); w.string(cause)
+            }
+        case .foregroundShown(let webview, let kind, let timeoutMs):
+            emit(sid, "foreground.shown") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("kind"); w.string(kind.rawValue)
+                w.key("timeoutMs"); w.int(Int64(timeoutMs))
+            }
+        case .foregroundRemoved(let webview, let reason, let latencyMs):
+            emit(sid, "foreground.removed") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("reason"); w.string(reason.rawValue)
+                w.key("latencyMs"); w.int(Int64(latencyMs))
+            }
+        case .pwaRendered(let webview, let removed, let late):
+            emit(sid, "pwa-rendered") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("removed"); w.bool(removed)
+                w.key("late"); w.bool(late)
+            }
+        case .pwaNavigated(let webview, let url):
+            emit(sid, "pwa-navigated") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("url"); w.string(url)
+            }
+        case .webviewOpen(let webview, let url, let token):
+            let pageUrl = PageURL.withClaim(url, session: sid, webview: webview, token: token)
+            emit(sid, "webview.open") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("url"); w.string(url)
+                w.key("token"); w.string(token)
+                w.key("pageUrl"); w.string(pageUrl)
+            }
+        case .webviewClosed(let webview):
+            emit(sid, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
+        case .pageConnected(let webview):
+            emit(sid, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+        case .pageDisconnected(let webview):
+            emit(sid, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
+        }
+    }
+
+    // MARK: Controllers
+
+    func hasSubscribers(_ sid: String, _ name: String) -> Bool {
+        if let s = sessions[sid], s.subscribers.contains(where: { $0.filter.allows(name) }) { return true }
+        return allSubscribers.contains { $0.filter.allows(name) }
+    }
+
+    /// Sends event `name` with `session` and the body's fields to every controller subscribed to
+    /// the session whose filter takes it; each controller gets it once.
+    mutating func emit(_ sid: String, _ name: String, _ body: (inout JSONWriter) -> Void) {
+        guard let s = sessions[sid] else { return }
+        var recipients: [ClientID] = []
+        for sub in s.subscribers where sub.filter.allows(name) { recipients.append(sub.client) }
+        for sub in allSubscribers where sub.filter.allows(name) && !recipients.contains(sub.client) {
+            recipients.append(sub.client)
+        }
+        guard !recipients.isEmpty else { return }
+        var w = JSONWriter(capacity: 256)
+        w.beginObject()
+        w.key("event"); w.string(name)
+        w.key("params")
+        w.beginObject()
+        w.key("session"); w.string(sid)
+        body(&w)
+        w.endObject()
+        w.endObject()
+        for client in recipients { effects.append(.send(client, w.bytes)) }
+    }
+
+    /// The earliest-connected controller that handles `name` and is subscribed to the session.
+    func handler(of name: String, in sid: String) -> ClientID? {
+        var best: (number: Int, client: ClientID)?
+        func consider(_ client: ClientID) {
+            guard case .controller(let info)? = clients[client]?.role, info.handles.contains(name) else { return }
+            if best == nil || info.number < best!.number { best = (info.number, client) }
+        }
+        if let s = sessions[sid] { for sub in s.subscribers { consider(sub.client) } }
+        for sub in allSubscribers { consider(sub.client) }
+        return best?.client
+    }
+
+    mutating func updateIdle(_ sid: String, now: Int64) {
+        guard let s = sessions[sid] else { return }
+        let idle = s.pages.isEmpty && s.subscribers.isEmpty
+        if idle, s.idleSince == nil {
+            sessions[sid]!.idleSince = now
+        } else if !idle, s.idleSince != nil {
+            sessions[sid]!.idleSince = nil
+        }
+    }
+
+    // MARK: Frames
+
+    mutating func sendResult(_ client: ClientID, id: Int64, _ body: (inout JSONWriter) -> Void) {
+        var w = JSONWriter(capacity: 192)
+        w.beginObject()
+        w.key("id"); w.int(id)
+        w.key("result")
+        w.beginObject()
+        body(&w)
+        w.endObject()
+        w.endObject()
+        effects.append(.send(client, w.bytes))
+    }
+
+    mutating func sendError(_ client: ClientID, id: Int64?, _ error: ProtocolError) {
+        var w = JSONWriter(capacity: 128)
+        w.beginObject()
+        w.key("id")
+        if let id { w.int(id) } else { w.null() }
+        w.key("error")
+        w.beginObject()
+        w.key("code"); w.string(error.code.rawValue)
+        w.key("message"); w.string(error.message)
+        w.endObject()
+        w.endObject()
+        effects.append(.send(client, w.bytes))
+    }
+
+    mutating func sendEvent(_ client: ClientID, _ name: String, _ body: (inout JSONWriter) -> Void) {
+        var w = JSONWriter(capacity: 128)
+        w.beginObject()
+        w.key("event"); w.string(name)
+        w.key("params")
+        w.beginObject()
+        body(&w)
+        w.endObject()
+        w.endObject()
+        effects.append(.send(client, w.bytes))
+    }
+
+    // MARK: Stacks and sessions as JSON
+
+    /// The session's stack as JSON, cached until the engine changes.
+    mutating func stackJSON(_ sid: String) -> [UInt8] {
+        guard let s = sessions[sid] else { return Array("[]".utf8) }
+        if s.stackCacheVersion == s.engine.version { return s.stackCache }
+        var w = JSONWriter(capacity: 64 + 96 * s.engine.stack.count)
+        Self.writeStack(s.engine.stack, into: &w)
+        sessions[sid]!.stackCache = w.bytes
+        sessions[sid]!.stackCacheVersion = s.engine.version
+        return w.bytes
+    }
+
+    public static func writeStack(_ stack: [StackItem], into w: inout JSONWriter) {
+        w.beginArray()
+        for item in stack {
+            w.beginObject()
+            w.key("id"); w.string(item.id.description)
+            switch item {
+            case .webview(let v):
+                w.key("kind"); w.string("webview")
+                w.key("mode"); w.string(v.mode.rawValue)
+                w.key("url"); w.string(v.url)
+                w.key("title")
+                if let t = v.title { w.string(t) } else { w.null() }
+                w.key("connected"); w.bool(v.connected)
+            case .placeholder(let p):
+                w.key("kind"); w.string("placeholder")
+                w.key("of"); w.string(p.of.description)
+                w.key("url"); w.string(p.url)
+                if let t = p.title { w.key("title"); w.string(t) }
+            case .native(let n):
+                w.key("kind"); w.string("native")
+                w.key("url"); w.string(n.url)
+            }
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    func writeForeground(_ sid: String, into w: inout JSONWriter, now: Int64) {
+        guard let fg = sessions[sid]?.engine.foreground else {
+            w.null()
+            return
+        }
+        w.beginObject()
+        w.key("webview"); w.string(fg.webview.description)
+        w.key("kind"); w.string(fg.kind.rawValue)
+        w.key("sinceMs"); w.int(Int64(SessionEngine.milliseconds(now - fg.shownAt)))
+        w.key("timeoutMs"); w.int(Int64(fg.timeoutMs))
+        w.endObject()
+    }
+
+    func writeSessionArray(into w: inout JSONWriter, now: Int64) {
+        w.beginArray()
+        for s in sessions.values.sorted(by: { $0.serial < $1.serial }) {
+            w.beginObject()
+            w.key("session"); w.string(s.id)
+            w.key("stack"); Self.writeStack(s.engine.stack, into: &w)
+            w.key("foreground"); writeForeground(s.id, into: &w, now: now)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    func writeSessionList(into w: inout JSONWriter, now: Int64) {
+        w.beginObject()
+        w.key("sessions")
+        writeSessionArray(into: &w, now: now)
+        w.endObject()
+    }
+
+    static func writeIDs(_ ids: [ItemID], into w: inout JSONWriter) {
+        w.beginArray()
+        for id in ids { w.string(id.description) }
+        w.endArray()
+    }
+
+    // MARK: Secrets
+
+    mutating func randomHex(bytes: Int) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes * 2)
+        var remaining = bytes
+        while remaining > 0 {
+            var word = rng.next()
+            for _ in 0..<min(8, remaining) {
+                out.append(digits[Int(word & 15)])
+                out.append(digits[Int((word >> 4) & 15)])
+                word >>= 8
+            }
+            remaining -= 8
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var diff = UInt8(truncatingIfNeeded: x.count ^ y.count)
+        for i in 0..<max(x.count, y.count) {
+            diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
+        }
+        return diff == 0
+    }
+}

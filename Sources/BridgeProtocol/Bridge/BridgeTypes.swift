@@ -1,0 +1,95 @@
+/// One WebSocket connection, as the host numbers it.
+public struct ClientID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public let raw: UInt64
+    public init(_ raw: UInt64) { self.raw = raw }
+    public var description: String { "#\(raw)" }
+    public static func < (a: ClientID, b: ClientID) -> Bool { a.raw < b.raw }
+}
+
+/// A timer of one session's engine, as the host must run it.
+public struct TimerKey: Hashable, Sendable, CustomStringConvertible {
+    /// The session's serial number (never reused within a daemon's life).
+    public let session: UInt64
+    public let token: TimerToken
+    public init(session: UInt64, token: TimerToken) {
+        self.session = session
+        self.token = token
+    }
+    public var description: String { "S\(session).\(token)" }
+}
+
+/// What the host of a `Bridge` must do, in order.
+public enum BridgeEffect: Equatable, Sendable {
+    /// Queue one text message for the client.
+    case send(ClientID, [UInt8])
+    /// Close the client's connection with `code` once what was queued before is written.
+    case close(ClientID, code: Int, reason: String)
+    /// Call `timerFired(_:at:)` with this key after `afterMs` milliseconds.
+    case schedule(TimerKey, afterMs: Int)
+    case cancel(TimerKey)
+}
+
+/// The daemon's protocol settings; defaults are the contract's.
+public struct BridgeConfiguration: Sendable, Equatable {
+    public var engine: EngineConfiguration
+    /// `--max-sessions`: a `hello` or `session.create` that would create one more is refused.
+    public var maxSessions: Int
+    /// `--session-idle-s`: a session with no connection for this long is discarded.
+    public var sessionIdleSeconds: Int
+    /// `--token` / `BRIDGED_TOKEN`: what a controller must present. Without one, controllers
+    /// are accepted from loopback peers only.
+    public var controllerToken: String?
+    /// Reported by `hello` to controllers and by `/healthz`.
+    public var version: String
+
+    public init(
+        engine: EngineConfiguration = EngineConfiguration(),
+        maxSessions: Int = 10_000,
+        sessionIdleSeconds: Int = 300,
+        controllerToken: String? = nil,
+        version: String = "0.1.0"
+    ) {
+        self.engine = engine
+        self.maxSessions = maxSessions
+        self.sessionIdleSeconds = sessionIdleSeconds
+        self.controllerToken = controllerToken
+        self.version = version
+    }
+}
+
+/// The protocol's error codes (section 2).
+public enum ErrorCode: String, Sendable, CaseIterable {
+    case parseError = "parse-error"
+    case invalidRequest = "invalid-request"
+    case unknownMethod = "unknown-method"
+    case invalidParams = "invalid-params"
+    case notReady = "not-ready"
+    case notAllowed = "not-allowed"
+    case unknownSession = "unknown-session"
+    case unknownWebview = "unknown-webview"
+    case unknownRoute = "unknown-route"
+    case conflict = "conflict"
+    case limitExceeded = "limit-exceeded"
+    case `internal` = "internal"
+}
+
+/// A failed request: its code and a message for people.
+public struct ProtocolError: Error, Equatable, Sendable {
+    public var code: ErrorCode
+    public var message: String
+    public init(_ code: ErrorCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    init(_ e: EngineError) {
+        self.init(ErrorCode(rawValue: e.code) ?? .internal, e.message)
+    }
+}
+
+/// Which events a controller receives: all (`names == nil`) or the listed names.
+struct EventFilter: Equatable, Sendable {
+    var names: Set<String>?
+    static let all = EventFilter(names: nil)
+    func allows(_ name: String) -> Bool { names?.contains(name) ?? true }
+}

@@ -1,0 +1,177 @@
+/// The identity of a stack item within one session: `W3`, `P2`, `N1`.
+///
+/// Ids are generational: each kind counts up from 1 in creation order and a number is never
+/// reused within a session, so a message about a popped item can always be told apart from one
+/// about a live item.
+public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public enum Kind: UInt8, Sendable {
+        case webview, placeholder, native
+
+        public var letter: Character {
+            switch self {
+            case .webview: "W"
+            case .placeholder: "P"
+            case .native: "N"
+            }
+        }
+    }
+
+    public let kind: Kind
+    public let number: Int
+
+    public init(_ kind: Kind, _ number: Int) {
+        self.kind = kind
+        self.number = number
+    }
+
+    public static func webview(_ n: Int) -> ItemID { ItemID(.webview, n) }
+    public static func placeholder(_ n: Int) -> ItemID { ItemID(.placeholder, n) }
+    public static func native(_ n: Int) -> ItemID { ItemID(.native, n) }
+
+    /// Parses `W12`, `P3`, `N1`. Returns nil for anything else (no sign, no leading zeros).
+    public init?(parsing text: String) {
+        var utf8 = text.utf8.makeIterator()
+        guard let first = utf8.next() else { return nil }
+        let kind: Kind
+        switch first {
+        case UInt8(ascii: "W"): kind = .webview
+        case UInt8(ascii: "P"): kind = .placeholder
+        case UInt8(ascii: "N"): kind = .native
+        default: return nil
+        }
+        var value = 0
+        var digits = 0
+        while let byte = utf8.next() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            if digits == 0 && byte == UInt8(ascii: "0") { return nil }
+            digits += 1
+            guard digits <= 15 else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        guard digits > 0 else { return nil }
+        self.init(kind, value)
+    }
+
+    public var description: String { "\(kind.letter)\(number)" }
+
+    public static func < (lhs: ItemID, rhs: ItemID) -> Bool {
+        (lhs.kind.rawValue, lhs.number) < (rhs.kind.rawValue, rhs.number)
+    }
+}
+
+/// How a web view is driven: `classic` until its page sends its first `pwa-navigate`.
+public enum PageMode: String, Sendable, Equatable {
+    case pwa, classic
+}
+
+/// A web view on the stack. `connected` says whether a page currently speaks for it.
+public struct WebView: Equatable, Sendable {
+    public let id: ItemID
+    public var mode: PageMode
+    public var url: String
+    public var title: String?
+    public var connected: Bool
+    /// The secret a page presents to claim this web view.
+    public let token: String
+    /// How this web view's most recent foreground ended; `timeout` until a `pwa-rendered` has
+    /// been reported late, so that a late `pwa-rendered` is flagged once.
+    public var lastRemoval: RemovalReason?
+
+    public init(id: ItemID, mode: PageMode, url: String, title: String? = nil, connected: Bool, token: String) {
+        self.id = id
+        self.mode = mode
+        self.url = url
+        self.title = title
+        self.connected = connected
+        self.token = token
+        self.lastRemoval = nil
+    }
+}
+
+/// The snapshot of one PWA state, standing for one step of its web view's history.
+public struct Placeholder: Equatable, Sendable {
+    public let id: ItemID
+    /// The web view whose history step this stands for.
+    public let of: ItemID
+    public let url: String
+    public let title: String?
+
+    public init(id: ItemID, of: ItemID, url: String, title: String? = nil) {
+        self.id = id
+        self.of = of
+        self.url = url
+        self.title = title
+    }
+}
+
+/// A screen the native side draws itself (e.g. a `tt://` route).
+public struct NativeScreen: Equatable, Sendable {
+    public let id: ItemID
+    public let url: String
+
+    public init(id: ItemID, url: String) {
+        self.id = id
+        self.url = url
+    }
+}
+
+public enum StackItem: Equatable, Sendable {
+    case webview(WebView)
+    case placeholder(Placeholder)
+    case native(NativeScreen)
+
+    public var id: ItemID {
+        switch self {
+        case .webview(let w): w.id
+        case .placeholder(let p): p.id
+        case .native(let n): n.id
+        }
+    }
+
+    public var url: String {
+        switch self {
+        case .webview(let w): w.url
+        case .placeholder(let p): p.url
+        case .native(let n): n.url
+        }
+    }
+
+    public var webview: WebView? {
+        if case .webview(let w) = self { return w }
+        return nil
+    }
+
+    public var isWebView: Bool { id.kind == .webview }
+    public var isPlaceholder: Bool { id.kind == .placeholder }
+}
+
+/// What the blank screen over a web view shows.
+public enum ForegroundKind: String, Sendable, Equatable {
+    /// After `pwa-navigate`: nothing yet, the new state is being rendered.
+    case blank
+    /// After a back-swap: the image of the placeholder that was discarded.
+    case placeholder
+}
+
+/// Why a foreground went away. Each shown foreground is removed exactly once, for one reason.
+public enum RemovalReason: String, Sendable, Equatable {
+    case rendered, timeout, superseded, closed
+}
+
+/// A timer the engine asked its host to run; tokens are never reused within a session, so a
+/// timer that fires after its foreground is gone is recognised as stale.
+public struct TimerToken: Hashable, Sendable, CustomStringConvertible {
+    public let raw: UInt64
+    public init(_ raw: UInt64) { self.raw = raw }
+    public var description: String { "T\(raw)" }
+}
+
+/// The blank screen shown over a web view while its PWA renders a new state.
+public struct Foreground: Equatable, Sendable {
+    public let webview: ItemID
+    public let kind: ForegroundKind
+    /// Clock reading (microseconds) when it was shown.
+    public let shownAt: Int64
+    public let timeoutMs: Int
+    public let timer: TimerToken
+}

@@ -1,0 +1,399 @@
+/// Limits and timings of one session's engine.
+public struct EngineConfiguration: Equatable, Sendable {
+    /// How long a foreground stays up without `pwa-rendered` (the fallback timer).
+    public var foregroundTimeoutMs: Int
+    /// The most items a stack may hold; pushes beyond it are `limit-exceeded`.
+    public var maxStackDepth: Int
+
+    public init(foregroundTimeoutMs: Int = 1000, maxStackDepth: Int = 256) {
+        self.foregroundTimeoutMs = foregroundTimeoutMs
+        self.maxStackDepth = maxStackDepth
+    }
+}
+
+/// The navigation state of one session and every transition of the contract (sections 4–5),
+/// as a value type: no I/O, no clock, no randomness of its own.
+///
+/// `handle(_:at:)` takes an input and the current time (microseconds of any monotonic clock)
+/// and returns effects for the host to perform. An input that fails returns a single
+/// `.failure` and leaves the state untouched.
+public struct SessionEngine: Equatable, Sendable {
+    public let configuration: EngineConfiguration
+    /// Bottom first.
+    public private(set) var stack: [StackItem] = []
+    public private(set) var foreground: Foreground?
+    public private(set) var isClosed = false
+    /// Counts every change of an item or of the list, so a host can cache renderings.
+    public private(set) var version: UInt64 = 0
+
+    private var nextWebView = 1
+    private var nextPlaceholder = 1
+    private var nextNative = 1
+    private var nextTimer: UInt64 = 1
+
+    public init(configuration: EngineConfiguration = EngineConfiguration()) {
+        self.configuration = configuration
+    }
+
+    // MARK: Queries
+
+    public var top: StackItem? { stack.last }
+
+    public var canGoBack: Bool { stack.count > 1 }
+
+    public func index(of id: ItemID) -> Int? {
+        stack.lastIndex { $0.id == id }
+    }
+
+    public func webView(_ id: ItemID) -> WebView? {
+        guard id.kind == .webview, let i = index(of: id) else { return nil }
+        return stack[i].webview
+    }
+
+    /// The web views of the stack, bottom first.
+    public var webViews: [WebView] { stack.compactMap(\.webview) }
+
+    // MARK: Transitions
+
+    /// Convenience form of `handle(_:at:into:)`.
+    public mutating func handle(_ input: SessionInput, at now: Int64) -> [SessionEffect] {
+        var effects: [SessionEffect] = []
+        handle(input, at: now, into: &effects)
+        return effects
+    }
+
+    /// Applies `input` at time `now` (microseconds) and appends the effects to `effects`.
+    public mutating func handle(_ input: SessionInput, at now: Int64, into effects: inout [SessionEffect]) {
+        if isClosed {
+            effects.append(.failure(.closed))
+            return
+        }
+        switch input {
+        case .createRoot(let url, let token, let connected):
+            createRoot(url: url, token: token, connected: connected, into: &effects)
+        case .pageConnected(let id, let url):
+            pageConnected(id, url: url, into: &effects)
+        case .pageDisconnected(let id):
+            pageDisconnected(id, now: now, into: &effects)
+        case .pwaNavigate(let id, let url, let title):
+            pwaNavigate(from: id, url: url, title: title, now: now, into: &effects)
+        case .pwaRendered(let id):
+            pwaRendered(from: id, now: now, into: &effects)
+        case .pwaNavigated(let id, let url):
+            pwaNavigated(from: id, url: url, into: &effects)
+        case .navigateToUrl(let url, let token, let requester, let singleTab):
+            navigateToUrl(url: url, token: token, requester: requester, singleTab: singleTab, now: now, into: &effects)
+        case .pushNative(let url, let requester):
+            pushNative(url: url, requester: requester, now: now, into: &effects)
+        case .back(let requester, let singleTab):
+            back(requester: requester, singleTab: singleTab, now: now, into: &effects)
+        case .popToRoot(let singleTab):
+            popToRoot(singleTab: singleTab, now: now, into: &effects)
+        case .timerFired(let token):
+            timerFired(token, now: now, into: &effects)
+        case .close(let reason):
+            close(reason: reason, now: now, into: &effects)
+        }
+    }
+
+    // MARK: - Pages
+
+    private mutating func createRoot(url: String, token: String, connected: Bool, into effects: inout [SessionEffect]) {
+        guard stack.isEmpty, nextWebView == 1 else {
+            effects.append(.failure(.conflict("the session already has a root web view")))
+            return
+        }
+        let id = ItemID.webview(nextWebView)
+        nextWebView += 1
+        stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: connected, token: token)))
+        version &+= 1
+        effects.append(.reply(.created(webview: id)))
+        effects.append(.observe(.stackChanged))
+        if connected { effects.append(.observe(.pageConnected(webview: id))) }
+    }
+
+    private mutating func pageConnected(_ id: ItemID, url: String?, into effects: inout [SessionEffect]) {
+        guard let i = webViewIndex(id) else {
+            effects.append(.failure(.unknownWebview(id)))
+            return
+        }
+        updateWebView(at: i) { w in
+            w.connected = true
+            if let url { w.url = url }
+        }
+        effects.append(.reply(.connected(webview: id)))
+        effects.append(.observe(.pageConnected(webview: id)))
+    }
+
+    private mutating func pageDisconnected(_ id: ItemID, now: Int64, into effects: inout [SessionEffect]) {
+        guard let i = webViewIndex(id) else {
+            effects.append(.failure(.unknownWebview(id)))
+            return
+        }
+        updateWebView(at: i) { $0.connected = false }
+        effects.append(.reply(.disconnected))
+        effects.append(.observe(.pageDisconnected(webview: id)))
+        if foreground?.webview == id {
+            removeForeground(.closed, now: now, into: &effects)
+        }
+    }
+
+    private mutating func pwaNavigate(from id: ItemID, url: String?, title: String?, now: Int64, into effects: inout [SessionEffect]) {
+        guard let i = webViewIndex(id) else {
+            effects.append(.failure(.unknownWebview(id)))
+            return
+        }
+        guard i == stack.count - 1 else {
+            effects.append(.failure(.conflict("pwa-navigate from \(id), which is not on top (top is \(stack[stack.count - 1].id))")))
+            return
+        }
+        guard stack.count < configuration.maxStackDepth else {
+            effects.append(.failure(.limitExceeded("the stack holds \(stack.count) items, the most --max-stack-depth allows")))
+            return
+        }
+        guard case .webview(var w) = stack[i] else { return }
+        let placeholder = Placeholder(id: .placeholder(nextPlaceholder), of: id, url: w.url, title: w.title)
+        nextPlaceholder += 1
+        if let url { w.url = url }
+        if let title { w.title = title }
+        w.mode = .pwa
+        stack[i] = .placeholder(placeholder)
+        stack.append(.webview(w))
+        version &+= 1
+        effects.append(.reply(.pwaNavigate(placeholder: placeholder.id)))
+        effects.append(.observe(.stackChanged))
+        showForeground(over: id, kind: .blank, now: now, into: &effects)
+    }
+
+    private mutating func pwaRendered(from id: ItemID, now: Int64, into effects: inout [SessionEffect]) {
+        guard let i = webViewIndex(id) else {
+            effects.append(.failure(.unknownWebview(id)))
+            return
+        }
+        if let fg = foreground, fg.webview == id {
+            let latency = Self.milliseconds(now - fg.shownAt)
+            effects.append(.reply(.pwaRendered(removed: true, latencyMs: latency)))
+            effects.append(.observe(.pwaRendered(webview: id, removed: true, late: false)))
+            removeForeground(.rendered, now: now, into: &effects)
+            return
+        }
+        let late = stack[i].webview?.lastRemoval == .timeout
+        if late {
+            // Reported late once per timed-out foreground.
+            updateWebView(at: i) { $0.lastRemoval = .rendered }
+        }
+        effects.append(.reply(.pwaRendered(removed: false, latencyMs: nil)))
+        effects.append(.observe(.pwaRendered(webview: id, removed: false, late: late)))
+    }
+
+    private mutating func pwaNavigated(from id: ItemID, url: String, into effects: inout [SessionEffect]) {
+        guard let i = webViewIndex(id) else {
+            effects.append(.failure(.unknownWebview(id)))
+            return
+        }
+        updateWebView(at: i) { $0.url = url }
+        effects.append(.reply(.pwaNavigated))
+        effects.append(.observe(.pwaNavigated(webview: id, url: url)))
+    }
+
+    // MARK: - Pushes
+
+    /// Checks that a page asking for a push is on top, and that the stack has room.
+    private func checkPush(requester: ItemID?, what: String) -> EngineError? {
+        if let requester {
+            guard webViewIndex(requester) != nil else { return .unknownWebview(requester) }
+            guard stack.last?.id == requester else {
+                return .conflict("\(what) from \(requester), which is covered (top is \(stack.last.map { "\($0.id)" } ?? "nothing"))")
+            }
+        }
+        guard stack.count < configuration.maxStackDepth else {
+            return .limitExceeded("the stack holds \(stack.count) items, the most --max-stack-depth allows")
+        }
+        return nil
+    }
+
+    private mutating func navigateToUrl(url: String, token: String, requester: ItemID?, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+        if let error = checkPush(requester: requester, what: "navigate") {
+            effects.append(.failure(error))
+            return
+        }
+        let previousTop = stack.last?.webview
+        let id = ItemID.webview(nextWebView)
+        nextWebView += 1
+        stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: false, token: token)))
+        version &+= 1
+        effects.append(.reply(.navigateToUrl(webview: id, token: token)))
+        if foreground != nil { removeForeground(.superseded, now: now, into: &effects) }
+        effects.append(.observe(.stackChanged))
+        effects.append(.observe(.webviewOpen(webview: id, url: url, token: token)))
+        guard singleTab else { return }
+        // The one browser tab follows the top of the stack: the page that was on top leaves.
+        let leaving: ItemID? = requester ?? (previousTop?.connected == true ? previousTop?.id : nil)
+        if let leaving, let i = webViewIndex(leaving), stack[i].webview?.connected == true {
+            effects.append(.sendToPage(leaving, .load(LoadTarget(webview: id, url: url, token: token))))
+            effects.append(.closePage(leaving, code: 1000))
+            updateWebView(at: i) { $0.connected = false }
+            effects.append(.observe(.pageDisconnected(webview: leaving)))
+        }
+    }
+
+    private mutating func pushNative(url: String, requester: ItemID?, now: Int64, into effects: inout [SessionEffect]) {
+        if let error = checkPush(requester: requester, what: "a native screen") {
+            effects.append(.failure(error))
+            return
+        }
+        let id = ItemID.native(nextNative)
+        nextNative += 1
+        stack.append(.native(NativeScreen(id: id, url: url)))
+        version &+= 1
+        effects.append(.reply(.pushNative(screen: id)))
+        if foreground != nil { removeForeground(.superseded, now: now, into: &effects) }
+        effects.append(.observe(.stackChanged))
+    }
+
+    // MARK: - Back
+
+    private mutating func back(requester: ItemID?, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+        if let requester {
+            guard webViewIndex(requester) != nil else {
+                effects.append(.failure(.unknownWebview(requester)))
+                return
+            }
+            guard stack.last?.id == requester else {
+                effects.append(.failure(.conflict("back from \(requester), which is not on top (top is \(stack.last.map { "\($0.id)" } ?? "nothing"))")))
+                return
+            }
+        }
+        guard stack.count > 1, let top = stack.last else {
+            effects.append(.reply(.back(action: .none, removed: [])))
+            return
+        }
+        let below = stack[stack.count - 2]
+        if case .webview(var w) = top, case .placeholder(let p) = below {
+            // Swap: the web view goes back one step in its own history; the placeholder's image
+            // covers it until the PWA has rendered that step.
+            w.url = p.url
+            w.title = p.title
+            stack.removeLast(2)
+            stack.append(.webview(w))
+            version &+= 1
+            effects.append(.reply(.back(action: .swap, removed: [p.id])))
+            effects.append(.observe(.stackChanged))
+            effects.append(.sendToPage(w.id, .back(placeholder: p.id, url: p.url)))
+            showForeground(over: w.id, kind: .placeholder, now: now, into: &effects)
+            return
+        }
+        stack.removeLast()
+        version &+= 1
+        effects.append(.reply(.back(action: .pop, removed: [top.id])))
+        discard([top], singleTab: singleTab, now: now, into: &effects)
+    }
+
+    private mutating func popToRoot(singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+        let rootIndex = stack.firstIndex(where: \.isWebView) ?? 0
+        guard rootIndex + 1 < stack.count else {
+            effects.append(.reply(.popToRoot(removed: [])))
+            return
+        }
+        let removed = Array(stack[(rootIndex + 1)...].reversed())
+        stack.removeSubrange((rootIndex + 1)...)
+        version &+= 1
+        effects.append(.reply(.popToRoot(removed: removed.map(\.id))))
+        discard(removed, singleTab: singleTab, now: now, into: &effects)
+    }
+
+    /// Effects of items just taken off the stack, top first: foregrounds closed, pages told and
+    /// closed. In single-tab mode the page that was on top is sent to the uncovered web view
+    /// when no page shows it.
+    private mutating func discard(_ removed: [StackItem], singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+        if let fg = foreground, removed.contains(where: { $0.id == fg.webview }) {
+            removeForeground(.closed, now: now, into: &effects)
+        }
+        effects.append(.observe(.stackChanged))
+        var load: LoadTarget?
+        if singleTab, case .webview(let uncovered)? = stack.last, !uncovered.connected {
+            load = LoadTarget(webview: uncovered.id, url: uncovered.url, token: uncovered.token)
+        }
+        for item in removed {
+            guard case .webview(let w) = item else { continue }
+            if w.connected {
+                // Only the topmost page shows the browser tab and follows `load` (a native
+                // screen above it has no page of its own).
+                effects.append(.sendToPage(w.id, .closed(reason: "popped", load: load)))
+                load = nil
+                effects.append(.closePage(w.id, code: 1000))
+            }
+            effects.append(.observe(.webviewClosed(webview: w.id)))
+        }
+    }
+
+    // MARK: - Foreground
+
+    private mutating func showForeground(over id: ItemID, kind: ForegroundKind, now: Int64, into effects: inout [SessionEffect]) {
+        if foreground != nil { removeForeground(.superseded, now: now, into: &effects) }
+        let token = TimerToken(nextTimer)
+        nextTimer += 1
+        let timeout = configuration.foregroundTimeoutMs
+        foreground = Foreground(webview: id, kind: kind, shownAt: now, timeoutMs: timeout, timer: token)
+        if let i = webViewIndex(id) { updateWebView(at: i) { $0.lastRemoval = nil } }
+        effects.append(.scheduleTimer(token, afterMs: timeout))
+        effects.append(.observe(.foregroundShown(webview: id, kind: kind, timeoutMs: timeout)))
+    }
+
+    private mutating func removeForeground(_ reason: RemovalReason, now: Int64, into effects: inout [SessionEffect]) {
+        guard let fg = foreground else { return }
+        foreground = nil
+        if reason != .timeout { effects.append(.cancelTimer(fg.timer)) }
+        if let i = webViewIndex(fg.webview) { updateWebView(at: i) { $0.lastRemoval = reason } }
+        effects.append(.observe(.foregroundRemoved(webview: fg.webview, reason: reason, latencyMs: Self.milliseconds(now - fg.shownAt))))
+    }
+
+    private mutating func timerFired(_ token: TimerToken, now: Int64, into effects: inout [SessionEffect]) {
+        guard let fg = foreground, fg.timer == token else {
+            effects.append(.failure(.staleTimer(token)))
+            return
+        }
+        effects.append(.reply(.timerHandled))
+        removeForeground(.timeout, now: now, into: &effects)
+    }
+
+    // MARK: - Closing
+
+    private mutating func close(reason: String, now: Int64, into effects: inout [SessionEffect]) {
+        effects.append(.reply(.closed))
+        if foreground != nil { removeForeground(.closed, now: now, into: &effects) }
+        for item in stack.reversed() {
+            guard case .webview(let w) = item, w.connected else { continue }
+            effects.append(.sendToPage(w.id, .closed(reason: reason, load: nil)))
+            effects.append(.closePage(w.id, code: 1000))
+        }
+        for i in stack.indices where stack[i].isWebView {
+            updateWebView(at: i) { $0.connected = false }
+        }
+        isClosed = true
+    }
+
+    // MARK: - Helpers
+
+    private func webViewIndex(_ id: ItemID) -> Int? {
+        guard id.kind == .webview else { return nil }
+        // The web view asked about is almost always on top.
+        var i = stack.count - 1
+        while i >= 0 {
+            if stack[i].id == id { return i }
+            i -= 1
+        }
+        return nil
+    }
+
+    private mutating func updateWebView(at i: Int, _ change: (inout WebView) -> Void) {
+        guard case .webview(var w) = stack[i] else { return }
+        change(&w)
+        stack[i] = .webview(w)
+        version &+= 1
+    }
+
+    static func milliseconds(_ microseconds: Int64) -> Int {
+        Int((max(0, microseconds) + 500) / 1000)
+    }
+}

@@ -1,0 +1,358 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CWebsockets
+import Logging
+
+/// The libwebsockets transport: one port serving the WebSocket endpoint `/bridge`, `/healthz`
+/// and other delegate pages, `/bridge.js` and `/app/...` static files.
+///
+/// Threading: `run()` turns the calling thread into the service thread; every other member is
+/// for that thread only (delegate callbacks, `send`, `close`, `schedule`, `cancel`, `port`).
+/// Other threads use `remote` (a Sendable handle) to enqueue work or to stop.
+///
+/// permessage-deflate is deliberately NOT offered: with context takeover zlib keeps hundreds of
+/// KiB of state per connection, and the daemon must hold 10,000 mostly idle pages cheaply; the
+/// messages are small JSON objects that gain little from compression on loopback. (Clients that
+/// offer the extension simply get an uncompressed connection.)
+public final class Transport {
+    public let configuration: TransportConfiguration
+    public weak var delegate: TransportDelegate?
+    /// The real listening port once started (0 before).
+    public private(set) var port: Int = 0
+    /// The thread-safe handle for other threads.
+    public let remote = TransportRemote()
+
+    let logger: Logger
+    let bridgeJS: [UInt8]
+    let originPolicy: OriginPolicy
+    let staticFiles: StaticFiles?
+    let bindPlan: BindPlan
+
+    /// Largest payload handed to one lws_write (a WebSocket fragment or an HTTP body chunk).
+    static let chunkSize = 16384
+    let pre = Int(bridged_lws_pre())
+
+    // Service-thread state.
+    var context: OpaquePointer?
+    var connections: [UInt64: Connection] = [:]
+    var nextConnectionID: UInt64 = 1
+    var httpResponses: [OpaquePointer: PendingHTTP] = [:]
+    var timers: [UInt64: TimerEntry] = [:]
+    var nextTimerSerial: UInt64 = 1
+    var stopping = false
+    var destroying = false
+    var ran = false
+    var shutdownDeadline: Int64 = .max
+    /// LWS_PRE headroom + one chunk, reused for every write.
+    let scratch: UnsafeMutableRawPointer
+
+    // C storage lws points into for the whole life of the context.
+    private var cStrings: [UnsafeMutablePointer<CChar>] = []
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let pvoDefault: UnsafeMutablePointer<lws_protocol_vhost_options>
+    private let pvo: UnsafeMutablePointer<lws_protocol_vhost_options>
+    private let retryPolicy: UnsafeMutablePointer<lws_retry_bo_t>
+
+    static let protocolName = "bridge"
+
+    /// Validates the configuration (throws `TransportError`, e.g. a non-loopback host without a
+    /// token) but does not bind yet: `run()` does.
+    public init(configuration: TransportConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
+        try configuration.validate()
+        self.configuration = configuration
+        self.bridgeJS = bridgeJS
+        self.logger = logger
+        originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
+        if let dir = configuration.staticDirectory {
+            guard let files = StaticFiles(directory: dir) else {
+                throw TransportError.invalidConfiguration("static directory '\(dir)' does not resolve")
+            }
+            staticFiles = files
+        } else {
+            staticFiles = nil
+        }
+        bindPlan = HostPolicy.bindPlan(for: configuration.host)
+        scratch = .allocate(byteCount: Int(bridged_lws_pre()) + Transport.chunkSize, alignment: 16)
+        protocols = .allocate(capacity: 2)
+        pvoDefault = .allocate(capacity: 1)
+        pvo = .allocate(capacity: 1)
+        retryPolicy = .allocate(capacity: 1)
+
+        let name = strdup(Transport.protocolName)!
+        let defaultKey = strdup("default")!
+        let defaultValue = strdup("1")!
+        let empty = strdup("")!
+        cStrings = [name, defaultKey, defaultValue, empty]
+
+        protocols.initialize(to: lws_protocols())
+        protocols[0].name = UnsafePointer(name)
+        protocols[0].callback = { wsi, reason, user, input, len in
+            Transport.dispatch(wsi, reason, user, input, len)
+        }
+        protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[0].rx_buffer_size = Transport.chunkSize
+        protocols[0].tx_packet_size = Transport.chunkSize + Int(bridged_lws_pre())
+        (protocols + 1).initialize(to: lws_protocols())  // terminator
+
+        // The "default" pvo routes upgrades without Sec-WebSocket-Protocol, and plain HTTP, to us.
+        pvoDefault.initialize(to: lws_protocol_vhost_options())
+        pvoDefault.pointee.name = UnsafePointer(defaultKey)
+        pvoDefault.pointee.value = UnsafePointer(defaultValue)
+        pvo.initialize(to: lws_protocol_vhost_options())
+        pvo.pointee.options = UnsafePointer(pvoDefault)
+        pvo.pointee.name = UnsafePointer(name)
+        pvo.pointee.value = UnsafePointer(empty)
+
+        retryPolicy.initialize(to: lws_retry_bo_t())
+        retryPolicy.pointee.secs_since_valid_ping = UInt16(configuration.pingIntervalSeconds)
+        retryPolicy.pointee.secs_since_valid_hangup = UInt16(configuration.idleHangupSeconds)
+    }
+
+    deinit {
+        precondition(context == nil, "Transport released while its context is alive")
+        scratch.deallocate()
+        protocols.deinitialize(count: 2)
+        protocols.deallocate()
+        pvoDefault.deallocate()
+        pvo.deallocate()
+        retryPolicy.deallocate()
+        for s in cStrings { free(s) }
+    }
+
+    /// The clock the timers use (lws_now_usecs: CLOCK_MONOTONIC in this build), in microseconds.
+    public var monotonicMicroseconds: Int64 { Int64(lws_now_usecs()) }
+
+    /// Number of open WebSocket connections.
+    public var connectionCount: Int { connections.count }
+
+    /// Bytes queued for `id` and not yet handed to the socket (nil for an unknown id).
+    public func queuedBytes(_ id: ConnectionID) -> Int? { connections[id.raw]?.queuedBytes }
+
+    // MARK: - Lifecycle
+
+    /// Creates the context, binds, calls `transportDidStart(port:)`, and serves until
+    /// `remote.stop()`. Blocks the calling thread, which becomes the service thread. On return
+    /// every connection is closed (with 1001 when the peer could still receive it) and the
+    /// context is destroyed.
+    public func run() throws {
+        guard !ran else { throw TransportError.alreadyRan }
+        ran = true
+        LWSLog.install(logger)
+
+        var info = lws_context_creation_info()
+        info.port = Int32(configuration.port)
+        info.protocols = UnsafePointer(protocols)
+        info.pvo = UnsafePointer(pvo)
+        info.gid = -1
+        info.uid = -1
+        info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        var options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
+        if bindPlan.disableIPv6 { options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+        info.options = options
+        let serverName = strdup("bridged")!
+        defer { free(serverName) }
+        info.server_string = UnsafePointer(serverName)
+        let iface = bindPlan.iface.map { strdup($0)! }
+        defer { if let iface { free(iface) } }
+        info.iface = iface.map { UnsafePointer($0) }
+
+        guard let ctx = lws_create_context(&info) else {
+            throw TransportError.startFailed(
+                "libwebsockets could not create the listener on \(configuration.host):\(configuration.port) "
+                    + "(address in use or not available?)")
+        }
+        context = ctx
+        if let vhost = lws_get_vhost_by_name(ctx, "default") {
+            port = Int(lws_get_vhost_listen_port(vhost))
+        }
+        if port <= 0 {
+            port = 0
+            context = nil
+            lws_context_destroy(ctx)
+            throw TransportError.startFailed("the listener has no port")
+        }
+        remote.attach(ctx)
+        logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+        delegate?.transportDidStart(port: port)
+        drainRemote()
+
+        while true {
+            if lws_service(ctx, 0) < 0 {
+                logger.error("lws_service failed; stopping")
+                break
+            }
+            if stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline) { break }
+        }
+        if !connections.isEmpty {
+            logger.warning("shutdown deadline passed with connections still open",
+                           metadata: ["open": "\(connections.count)"])
+        }
+        teardown(ctx)
+    }
+
+    private func teardown(_ ctx: OpaquePointer) {
+        remote.detach()
+        destroying = true
+        for (_, entry) in timers {
+            bridged_timer_cancel(entry.node)
+        }
+        // Connections still open get CLOSED callbacks from the destroy (delegate told there).
+        lws_context_destroy(ctx)
+        context = nil
+        for (_, entry) in timers { entry.node.deallocate() }
+        timers.removeAll()
+        for (_, pending) in httpResponses { pending.release() }
+        httpResponses.removeAll()
+        connections.removeAll()
+        logger.info("transport stopped")
+    }
+
+    /// Starts the shutdown: no new upgrades, every connection gets 1001 once its current
+    /// message is out. Idempotent.
+    func beginShutdown() {
+        guard !stopping else { return }
+        stopping = true
+        shutdownDeadline = monotonicMicroseconds + Int64(configuration.shutdownDeadlineMilliseconds) * 1000
+        logger.info("stopping", metadata: ["open": "\(connections.count)"])
+        for conn in connections.values where !conn.killed {
+            // Keep a message that is half written (its fragments must finish); drop the rest.
+            if conn.headOffset > 0, let head = conn.queue.first {
+                conn.queue.removeAll()
+                conn.queue.append(head)
+                conn.queuedBytes = head.count - conn.headOffset
+            } else {
+                conn.queue.removeAll()
+                conn.queuedBytes = 0
+            }
+            conn.closeRequest = (1001, "server shutting down")
+            requestWritable(conn)
+        }
+        // Wake the loop at the deadline even if no socket does anything.
+        _ = schedule(afterMicroseconds: Int64(configuration.shutdownDeadlineMilliseconds) * 1000) {}
+    }
+
+    func drainRemote() {
+        let (work, stop) = remote.takeWork()
+        for item in work {
+            switch item {
+            case .plain(let body): body()
+            case .withTransport(let body): body(self)
+            }
+        }
+        if stop { beginShutdown() }
+    }
+
+    // MARK: - Sending
+
+    /// Queues a text message for `id` (service thread). A no-op for unknown or closing
+    /// connections. If the connection's unsent bytes exceed `maxSendQueueBytes`, the queue is
+    /// dropped and the connection is closed with 1008.
+    public func send(_ id: ConnectionID, _ message: [UInt8]) {
+        guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
+        conn.queue.append(message)
+        conn.queuedBytes += message.count
+        if conn.queuedBytes > configuration.maxSendQueueBytes {
+            overflow(conn)
+            return
+        }
+        requestWritable(conn)
+    }
+
+    /// Closes `id` with `code` once every message queued before this call has been written
+    /// (service thread). Later `send`s are dropped. A no-op for unknown or already closing ids.
+    /// `reason` is truncated to 123 bytes.
+    public func close(_ id: ConnectionID, code: UInt16, reason: String) {
+        guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
+        conn.closeRequest = (code, reason)
+        requestWritable(conn)
+    }
+
+    func requestWritable(_ conn: Connection) {
+        if !conn.writableRequested {
+            conn.writableRequested = true
+            lws_callback_on_writable(conn.wsi)
+        }
+    }
+
+    /// How long a connection closed for a slow reader may take to accept its close frame.
+    static let slowReaderGraceSeconds: Int32 = 5
+
+    private func overflow(_ conn: Connection) {
+        logger.warning("closing a connection whose reader is too slow",
+                       metadata: ["connection": "c\(conn.id)", "queued": "\(conn.queuedBytes)",
+                                  "limit": "\(configuration.maxSendQueueBytes)"])
+        conn.queue.removeAll()
+        conn.queuedBytes = 0
+        conn.headOffset = 0
+        conn.killed = true
+        conn.closeRequest = (1008, "send queue overflow")
+        // Stop reading its requests (they would only produce more replies), send the 1008 as
+        // soon as the socket has room, and drop the connection if it never does.
+        _ = lws_rx_flow_control(conn.wsi, 0)
+        bridged_lws_set_timeout(conn.wsi, Transport.slowReaderGraceSeconds)
+        requestWritable(conn)
+    }
+
+    /// Writes a close frame now and returns -1 for the callback to return. The frame is written
+    /// by us rather than through lws_close_reason: lws 4.1 only sends a prepared close once the
+    /// socket is writable, and kills the connection without it if more data frames arrive in
+    /// the meantime (a client still streaming an oversized message).
+    func closeNow(_ wsi: OpaquePointer, _ code: UInt16, _ reason: String) -> Int32 {
+        var bytes: [UInt8] = [UInt8(code >> 8), UInt8(code & 0xFF)] + Array(reason.utf8)
+        if bytes.count > 125 {
+            // Cut at 125 bytes without splitting a character (the peer would see invalid UTF-8).
+            bytes.removeSubrange(125...)
+            var i = bytes.count - 1
+            while i > 2 && bytes[i] & 0xC0 == 0x80 { i -= 1 }
+            let lead = bytes[i]
+            let need = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+            if i + need > bytes.count { bytes.removeSubrange(i...) }
+        }
+        let payload = scratch + pre
+        bytes.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        _ = bridged_lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), bytes.count, bridged_write_close())
+        return -1
+    }
+
+    /// SERVER_WRITEABLE: one lws_write (a message, or one fragment of a large one), then re-arm.
+    func writeable(_ conn: Connection) -> Int32 {
+        conn.writableRequested = false
+        if conn.killed {
+            if let request = conn.closeRequest { return closeNow(conn.wsi, request.code, request.reason) }
+            return 0
+        }
+        if let message = conn.queue.first {
+            let remaining = message.count - conn.headOffset
+            let n = min(remaining, Transport.chunkSize)
+            let isStart = conn.headOffset == 0
+            let isEnd = n == remaining
+            let payload = scratch + pre
+            message.withUnsafeBytes { src in
+                if n > 0 { payload.copyMemory(from: src.baseAddress! + conn.headOffset, byteCount: n) }
+            }
+            let flags = bridged_ws_text_flags(isStart ? 1 : 0, isEnd ? 1 : 0)
+            let written = bridged_lws_write(conn.wsi, payload.assumingMemoryBound(to: UInt8.self), n, flags)
+            if written < n {
+                logger.debug("write failed; closing", metadata: ["connection": "c\(conn.id)"])
+                return -1
+            }
+            conn.queuedBytes -= n
+            if isEnd {
+                conn.queue.removeFirst()
+                conn.headOffset = 0
+            } else {
+                conn.headOffset += n
+            }
+            if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
+            return 0
+        }
+        if let request = conn.closeRequest {
+            return closeNow(conn.wsi, request.code, request.reason)
+        }
+        return 0
+    }
+}

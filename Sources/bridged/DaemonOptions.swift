@@ -1,0 +1,133 @@
+import ArgumentParser
+import BridgeServer
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Every command-line option of the daemon (contract section 1, plus transport tuning), parsed
+/// and validated. Reusable by any command through `@OptionGroup`.
+struct DaemonOptions: ParsableArguments {
+    @Option(help: "Address to listen on. Non-loopback addresses require a token.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "Port to listen on (0 picks a free one; the first stdout line shows it).")
+    var port: Int = 8787
+
+    @Option(help: "Token controllers must present (also BRIDGED_TOKEN). Required on non-loopback hosts.")
+    var token: String?
+
+    @Option(name: .customLong("static"), help: ArgumentHelp("Directory served under /app/.", valueName: "dir"))
+    var staticDirectory: String?
+
+    @Option(name: .customLong("foreground-timeout-ms"), help: "Fallback timer of a foreground, in milliseconds.")
+    var foregroundTimeoutMs: Int = 1000
+
+    @Option(name: .customLong("max-message-bytes"), help: "Largest WebSocket message accepted (bigger: close 1009).")
+    var maxMessageBytes: Int = 65536
+
+    @Option(name: .customLong("session-idle-s"), help: "A session without any connection for this many seconds is discarded.")
+    var sessionIdleS: Int = 300
+
+    @Option(name: .customLong("max-sessions"), help: "Most sessions at once.")
+    var maxSessions: Int = 10000
+
+    @Option(name: .customLong("max-stack-depth"), help: "Most items on one session's stack.")
+    var maxStackDepth: Int = 256
+
+    @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
+        "An extra origin (scheme://host[:port]) allowed to open WebSockets; repeatable. Loopback origins are always allowed.",
+        valueName: "origin"))
+    var allowOrigin: [String] = []
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevelName: String = "info"
+
+    @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
+    var config: String?
+
+    @Option(name: .customLong("max-send-queue-bytes"), help: "Unsent bytes one connection may queue before it is closed with 1008.")
+    var maxSendQueueBytes: Int = 8 << 20
+
+    @Option(name: .customLong("ping-interval-s"), help: "Seconds of silence from a client before it is pinged.")
+    var pingIntervalS: Int = 30
+
+    @Option(name: .customLong("ping-timeout-s"), help: "Seconds of silence (no pong either) before a client is dropped.")
+    var pingTimeoutS: Int = 60
+
+    @Option(name: .customLong("shutdown-timeout-ms"), help: "How long SIGINT/SIGTERM waits for clients to get their 1001 close.")
+    var shutdownTimeoutMs: Int = 2000
+
+    /// `--token`, else a non-empty `BRIDGED_TOKEN`.
+    var resolvedToken: String? {
+        if let token { return token }
+        if let env = getenv("BRIDGED_TOKEN"), env.pointee != 0 { return String(cString: env) }
+        return nil
+    }
+
+    var logLevel: Logger.Level { Logger.Level(rawValue: logLevelName.lowercased()) ?? .info }
+
+    func validate() throws {
+        func check(_ ok: Bool, _ message: @autoclosure () -> String) throws {
+            if !ok { throw ValidationError(message()) }
+        }
+        try check((0...65535).contains(port), "--port must be between 0 and 65535 (got \(port))")
+        if let token { try check(!token.isEmpty, "--token must not be empty") }
+        try check((1...600_000).contains(foregroundTimeoutMs),
+                  "--foreground-timeout-ms must be between 1 and 600000 (got \(foregroundTimeoutMs))")
+        try check((64...(64 << 20)).contains(maxMessageBytes),
+                  "--max-message-bytes must be between 64 and \(64 << 20) (got \(maxMessageBytes))")
+        try check((1...31_536_000).contains(sessionIdleS),
+                  "--session-idle-s must be between 1 and 31536000 (got \(sessionIdleS))")
+        try check((1...10_000_000).contains(maxSessions),
+                  "--max-sessions must be between 1 and 10000000 (got \(maxSessions))")
+        try check((1...1_000_000).contains(maxStackDepth),
+                  "--max-stack-depth must be between 1 and 1000000 (got \(maxStackDepth))")
+        try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
+                  "--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevelName)')")
+        for origin in allowOrigin {
+            try check(OriginPolicy.normalize(origin) != nil,
+                      "--allow-origin '\(origin)' is not an origin of the form scheme://host[:port]")
+        }
+        if let config {
+            var st = stat()
+            try check(stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0,
+                      "--config '\(config)' is not a readable file")
+        }
+        if let dir = staticDirectory {
+            var st = stat()
+            try check(stat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR,
+                      "--static '\(dir)' is not a directory")
+        }
+        try check((1...65534).contains(pingIntervalS),
+                  "--ping-interval-s must be between 1 and 65534 (got \(pingIntervalS))")
+        try check(pingTimeoutS > pingIntervalS && pingTimeoutS <= 65535,
+                  "--ping-timeout-s must be greater than --ping-interval-s (\(pingIntervalS)) and at most 65535 (got \(pingTimeoutS))")
+        try check(maxSendQueueBytes >= 1024, "--max-send-queue-bytes must be at least 1024 (got \(maxSendQueueBytes))")
+        try check((0...600_000).contains(shutdownTimeoutMs),
+                  "--shutdown-timeout-ms must be between 0 and 600000 (got \(shutdownTimeoutMs))")
+        do {
+            try transportConfiguration.validate()
+        } catch let error as TransportError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    var transportConfiguration: TransportConfiguration {
+        var c = TransportConfiguration()
+        c.host = host
+        c.port = port
+        c.token = resolvedToken
+        c.maxMessageBytes = maxMessageBytes
+        c.maxSendQueueBytes = maxSendQueueBytes
+        c.allowedOrigins = allowOrigin
+        c.staticDirectory = staticDirectory
+        c.pingIntervalSeconds = pingIntervalS
+        c.idleHangupSeconds = pingTimeoutS
+        c.shutdownDeadlineMilliseconds = shutdownTimeoutMs
+        return c
+    }
+}

@@ -1,1 +1,0 @@
-print("bridged: not yet wired")

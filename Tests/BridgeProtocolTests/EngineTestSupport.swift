@@ -1,0 +1,264 @@
+import Testing
+@testable import BridgeProtocol
+
+// Shared helpers of the engine tests: a clocked harness, named starting states, failure checks
+// and the structural invariants every reachable state must satisfy.
+
+let W1 = ItemID.webview(1), W2 = ItemID.webview(2), W3 = ItemID.webview(3), W4 = ItemID.webview(4)
+let W9 = ItemID.webview(9)
+let P1 = ItemID.placeholder(1), P2 = ItemID.placeholder(2), P3 = ItemID.placeholder(3), P4 = ItemID.placeholder(4)
+let N1 = ItemID.native(1), N2 = ItemID.native(2)
+let T1 = TimerToken(1), T2 = TimerToken(2), T3 = TimerToken(3), T4 = TimerToken(4), T5 = TimerToken(5)
+
+/// An engine with a clock. Every step advances the clock (10 ms unless told) before the input.
+struct Harness {
+    var engine: SessionEngine
+    /// Microseconds.
+    var now: Int64 = 0
+
+    init(_ configuration: EngineConfiguration = EngineConfiguration()) {
+        engine = SessionEngine(configuration: configuration)
+    }
+
+    @discardableResult
+    mutating func step(_ input: SessionInput, afterMs: Int64 = 10) -> [SessionEffect] {
+        now += afterMs * 1000
+        return engine.handle(input, at: now)
+    }
+
+    @discardableResult
+    mutating func step(_ input: SessionInput, afterMicroseconds: Int64) -> [SessionEffect] {
+        now += afterMicroseconds
+        return engine.handle(input, at: now)
+    }
+
+    var ids: String { engine.ids }
+    var rendering: String { engine.rendering }
+}
+
+/// Named starting states. Pages are connected and the session is multi-tab unless the name says
+/// otherwise; no foreground is up unless the name says so.
+enum Fixture: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// A new engine, no root yet.
+    case empty
+    /// `W1(*C)`.
+    case root
+    /// `W1(*C)~`: the root web view waits for its page.
+    case rootNoPage
+    /// `P1 W1(*P)` with a blank foreground over W1 (timer T1), shown at 20 ms.
+    case pwaUp
+    /// `P1 W1(*P)`, the foreground of T1 removed by `pwa-rendered`.
+    case pwaDone
+    /// `P1 W1(*P)`, the foreground of T1 removed by its timer.
+    case pwaTimedOut
+    /// `W1(*C) W2(*C)`.
+    case twoViews
+    /// `W1(*C)`: W2 was pushed and popped again.
+    case afterPop
+    /// `W1(*C) N1`.
+    case native
+    /// `P1 W1(*P) W2(*C) P2 P3 W3(*P)`, the seed's diagram, every page connected.
+    case seed
+    /// `P1 W1(*P) W2(*C) P2 W3(*P)`: one back from `seed`, the placeholder foreground up (T4).
+    case seedSwapUp
+    /// `P1 P2 W1(*P)` at `maxStackDepth` 3.
+    case full
+    /// `W1(*C)`, then the session closed.
+    case closed
+
+    var testDescription: String { rawValue }
+
+    static let fullConfiguration = EngineConfiguration(foregroundTimeoutMs: 1000, maxStackDepth: 3)
+
+    func make() -> Harness {
+        var h = Harness(self == .full ? Self.fullConfiguration : EngineConfiguration())
+        switch self {
+        case .empty:
+            break
+        case .root:
+            h.step(.createRoot(url: "http://app/", token: "t1", connected: true))
+        case .rootNoPage:
+            h.step(.createRoot(url: "http://app/", token: "t1", connected: false))
+        case .pwaUp:
+            h = Fixture.root.make()
+            h.step(.pwaNavigate(from: W1, url: "http://app/a", title: "A"))
+        case .pwaDone:
+            h = Fixture.pwaUp.make()
+            h.step(.pwaRendered(from: W1))
+        case .pwaTimedOut:
+            h = Fixture.pwaUp.make()
+            h.step(.timerFired(T1), afterMs: 1000)
+        case .twoViews:
+            h = Fixture.root.make()
+            h.step(.navigateToUrl(url: "http://app/b", token: "t2", requester: W1, singleTab: false))
+            h.step(.pageConnected(W2, url: nil))
+        case .afterPop:
+            h = Fixture.twoViews.make()
+            h.step(.back(requester: nil, singleTab: false))
+        case .native:
+            h = Fixture.root.make()
+            h.step(.pushNative(url: "tt://settings", requester: W1))
+        case .seed:
+            h = Fixture.root.make()
+            h.step(.pwaNavigate(from: W1, url: "http://app/a", title: nil))
+            h.step(.pwaRendered(from: W1))
+            h.step(.navigateToUrl(url: "http://app/classic", token: "t2", requester: W1, singleTab: false))
+            h.step(.pageConnected(W2, url: nil))
+            h.step(.navigateToUrl(url: "http://app/b", token: "t3", requester: W2, singleTab: false))
+            h.step(.pageConnected(W3, url: nil))
+            h.step(.pwaNavigate(from: W3, url: "http://app/c", title: nil))
+            h.step(.pwaRendered(from: W3))
+            h.step(.pwaNavigate(from: W3, url: "http://app/d", title: nil))
+            h.step(.pwaRendered(from: W3))
+        case .seedSwapUp:
+            h = Fixture.seed.make()
+            h.step(.back(requester: nil, singleTab: false))
+        case .full:
+            h.step(.createRoot(url: "http://app/", token: "t1", connected: true))
+            h.step(.pwaNavigate(from: W1, url: "http://app/a", title: nil))
+            h.step(.pwaRendered(from: W1))
+            h.step(.pwaNavigate(from: W1, url: "http://app/b", title: nil))
+            h.step(.pwaRendered(from: W1))
+        case .closed:
+            h = Fixture.root.make()
+            h.step(.close(reason: "closed"))
+        }
+        return h
+    }
+}
+
+/// Asserts that `input` fails with exactly one `.failure` effect matching `expected` and leaves
+/// the engine equal to its previous value. Returns the error.
+@discardableResult
+func expectFailure(
+    _ h: inout Harness, _ input: SessionInput, _ expected: ErrorMatch,
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> EngineError? {
+    let before = h.engine
+    let effects = h.step(input)
+    #expect(h.engine == before, "a failed \(input) changed the engine", sourceLocation: sourceLocation)
+    guard effects.count == 1, case .failure(let error) = effects[0] else {
+        Issue.record("expected exactly one failure for \(input), got \(effects)", sourceLocation: sourceLocation)
+        return nil
+    }
+    #expect(expected.matches(error), "\(input) failed with \(error), expected \(expected)", sourceLocation: sourceLocation)
+    #expect(!error.message.isEmpty, sourceLocation: sourceLocation)
+    return error
+}
+
+/// Which error is expected; messages are free text and are not compared.
+enum ErrorMatch: Sendable, Equatable, CustomStringConvertible {
+    case unknownWebview(ItemID)
+    case conflict
+    case limitExceeded
+    case staleTimer(TimerToken)
+    case closed
+
+    func matches(_ error: EngineError) -> Bool {
+        switch (self, error) {
+        case (.unknownWebview(let a), .unknownWebview(let b)): a == b
+        case (.conflict, .conflict): true
+        case (.limitExceeded, .limitExceeded): true
+        case (.staleTimer(let a), .staleTimer(let b)): a == b
+        case (.closed, .closed): true
+        default: false
+        }
+    }
+
+    /// The protocol error code the host will send.
+    var code: String {
+        switch self {
+        case .unknownWebview: "unknown-webview"
+        case .conflict, .staleTimer: "conflict"
+        case .limitExceeded: "limit-exceeded"
+        case .closed: "unknown-session"
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .unknownWebview(let id): "unknownWebview(\(id))"
+        case .conflict: "conflict"
+        case .limitExceeded: "limitExceeded"
+        case .staleTimer(let t): "staleTimer(\(t))"
+        case .closed: "closed"
+        }
+    }
+}
+
+/// The `foregroundRemoved` observations among `effects`.
+func removals(_ effects: [SessionEffect]) -> [(webview: ItemID, reason: RemovalReason, latencyMs: Int)] {
+    effects.compactMap {
+        if case .observe(.foregroundRemoved(let w, let r, let l)) = $0 { return (w, r, l) }
+        return nil
+    }
+}
+
+/// The foreground in a short form: `W1 blank T1`, or nil.
+func foregroundSummary(_ e: SessionEngine) -> String? {
+    e.foreground.map { "\($0.webview) \($0.kind.rawValue) \($0.timer)" }
+}
+
+/// Structural invariants of any state the engine can reach (contract section 4 and the
+/// foreground rules of section 5). Returns one line per violation.
+func invariantViolations(_ e: SessionEngine) -> [String] {
+    var problems: [String] = []
+    let stack = e.stack
+    if let top = stack.last, top.isPlaceholder {
+        problems.append("the top item \(top.id) is a placeholder")
+    }
+    var seen = Set<ItemID>()
+    for item in stack where !seen.insert(item.id).inserted {
+        problems.append("\(item.id) is on the stack twice")
+    }
+    for (i, item) in stack.enumerated() {
+        if item.id.kind != kindOf(item) {
+            problems.append("\(item.id) is stored as a \(kindOf(item))")
+        }
+        guard case .placeholder(let p) = item else { continue }
+        // The item directly above is its web view or another placeholder of that web view: this
+        // makes every web view's placeholders one contiguous run directly below it.
+        guard i + 1 < stack.count else {
+            problems.append("placeholder \(p.id) has nothing above it")
+            continue
+        }
+        switch stack[i + 1] {
+        case .webview(let w) where w.id == p.of:
+            break
+        case .placeholder(let q) where q.of == p.of:
+            break
+        default:
+            problems.append("placeholder \(p.id) of \(p.of) sits below \(stack[i + 1].id)")
+        }
+        if p.of.kind != .webview {
+            problems.append("placeholder \(p.id) belongs to \(p.of), not a web view")
+        }
+    }
+    if let fg = e.foreground {
+        if e.webView(fg.webview) == nil {
+            problems.append("the foreground is over \(fg.webview), which is not a web view on the stack")
+        }
+        if stack.last?.id != fg.webview {
+            problems.append("the foreground is over \(fg.webview), which is not the top item")
+        }
+        if fg.timeoutMs != e.configuration.foregroundTimeoutMs {
+            problems.append("the foreground's timeout is \(fg.timeoutMs) ms")
+        }
+    }
+    if stack.count > e.configuration.maxStackDepth {
+        problems.append("the stack holds \(stack.count) items, more than \(e.configuration.maxStackDepth)")
+    }
+    if e.isClosed {
+        if e.foreground != nil { problems.append("a closed session has a foreground") }
+        if let w = e.webViews.first(where: \.connected) { problems.append("a closed session still counts a page for \(w.id)") }
+    }
+    return problems
+}
+
+private func kindOf(_ item: StackItem) -> ItemID.Kind {
+    switch item {
+    case .webview: .webview
+    case .placeholder: .placeholder
+    case .native: .native
+    }
+}

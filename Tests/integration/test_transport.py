@@ -1,0 +1,487 @@
+"""Transport behaviour of the real daemon: HTTP routes, WebSocket framing limits, origins,
+binding, slow readers, shutdown. The protocol itself is tested elsewhere; here the daemon's
+answer to any text message is only used as an echo of the request id."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from conftest import (OP_BINARY, OP_CONT, OP_PING, OP_TEXT, Closed, RawWebSocket, http_request,
+                      raw_http, run_daemon_expect_exit, status_of)
+
+
+def request(id_, method="ping"):
+    return json.dumps({"id": id_, "method": method, "params": {}})
+
+
+async def roundtrip(ws, id_, method="ping"):
+    await ws.send(request(id_, method))
+    reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    assert reply["id"] == id_, reply
+    return reply
+
+
+# --- HTTP ---------------------------------------------------------------------------------------
+
+
+def test_healthz_is_json_ok(daemon):
+    status, headers, body = http_request(daemon, "/healthz")
+    assert status == 200
+    assert headers["content-type"].startswith("application/json")
+    assert json.loads(body)["ok"] is True
+
+
+def test_bridge_js_is_javascript(daemon):
+    status, headers, body = http_request(daemon, "/bridge.js")
+    assert status == 200
+    assert headers["content-type"].split(";")[0].strip() == "text/javascript"
+    assert int(headers["content-length"]) == len(body) > 0
+
+
+def test_unknown_paths_are_404(daemon):
+    for path in ["/nope", "/app/", "/app/index.html", "/bridge.jsx", "/healthz/x"]:
+        status, _, _ = http_request(daemon, path)
+        assert status == 404, path
+
+
+def test_plain_get_on_the_ws_endpoint_asks_for_an_upgrade(daemon):
+    status, headers, _ = http_request(daemon, "/bridge")
+    assert status == 426
+    assert headers["upgrade"].lower() == "websocket"
+
+
+def test_other_methods_are_refused(daemon):
+    status, headers, _ = http_request(daemon, "/healthz", method="DELETE")
+    assert status == 405
+    assert "GET" in headers["allow"]
+
+
+def test_head_has_headers_but_no_body(daemon):
+    _, _, get_body = http_request(daemon, "/bridge.js")
+    status, headers, body = http_request(daemon, "/bridge.js", method="HEAD")
+    assert status == 200
+    assert int(headers["content-length"]) == len(get_body)
+    assert body == b""
+
+
+@pytest.fixture
+def site(tmp_path):
+    root = tmp_path / "site"
+    (root / "sub").mkdir(parents=True)
+    (root / "index.html").write_text("<h1>root index</h1>")
+    (root / "sub" / "index.html").write_text("<h1>sub index</h1>")
+    (root / "app.css").write_text("body { color: red }")
+    (root / "big.bin").write_bytes(bytes(range(256)) * 4000)  # 1 MB: many body chunks
+    (root / "nodir").mkdir()
+    (tmp_path / "secret.txt").write_text("TOP-SECRET")
+    os.symlink(tmp_path / "secret.txt", root / "link-out.txt")
+    return root
+
+
+def test_static_files(daemon_factory, site):
+    d = daemon_factory("--static", str(site))
+    status, headers, body = http_request(d, "/app/")
+    assert (status, body) == (200, b"<h1>root index</h1>")
+    assert headers["content-type"].startswith("text/html")
+    status, headers, body = http_request(d, "/app/app.css")
+    assert (status, body) == (200, b"body { color: red }")
+    assert headers["content-type"].startswith("text/css")
+    status, _, body = http_request(d, "/app/sub/")
+    assert (status, body) == (200, b"<h1>sub index</h1>")
+    status, headers, _ = http_request(d, "/app/sub")
+    assert status == 301 and headers["location"] == "/app/sub/"
+    status, headers, _ = http_request(d, "/app")
+    assert status == 301 and headers["location"] == "/app/"
+    status, _, body = http_request(d, "/app/big.bin")
+    assert status == 200 and body == (site / "big.bin").read_bytes()
+    for missing in ["/app/missing.html", "/app/nodir/", "/app/sub/nothing"]:
+        assert http_request(d, missing)[0] == 404, missing
+
+
+def test_static_path_traversal_is_refused(daemon_factory, site):
+    d = daemon_factory("--static", str(site))
+    attempts = [
+        "/app/../secret.txt",
+        "/app/sub/../../secret.txt",
+        "/app/%2e%2e/secret.txt",
+        "/app/%2E%2E/secret.txt",
+        "/app/..%2fsecret.txt",
+        "/app/%2e%2e%2fsecret.txt",
+        "/app/sub/%2e%2e/%2e%2e/secret.txt",
+        "/app/..\\secret.txt",
+        "/app/link-out.txt",
+        "/app//../secret.txt",
+    ]
+    for path in attempts:
+        response = raw_http(d, f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        assert b"TOP-SECRET" not in response, path
+        assert status_of(response) in (400, 403, 404), (path, response[:80])
+
+
+# --- WebSocket framing ----------------------------------------------------------------------------
+
+
+def test_fragmented_text_is_reassembled(daemon):
+    async def main():
+        async with connect(daemon.ws_url) as ws:
+            # websockets sends an iterable as one message in several frames
+            await ws.send(['{"id":41,', '"method":', '"frag', 'mented"}'])
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["id"] == 41
+            assert "fragmented" in reply["error"]["message"]
+            # a large message (beyond one receive buffer) in a few big fragments
+            body = "x" * 60000
+            await ws.send(['{"id":42,"method":"', body, '"}'])
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["id"] == 42 and body in reply["error"]["message"]
+    asyncio.run(main())
+
+
+def test_utf8_character_split_across_fragments_is_accepted(daemon):
+    ws = RawWebSocket.to(daemon)
+    try:
+        text = '{"id":5,"method":"caf\u00e9"}'.encode()
+        cut = text.index(b"\xc3") + 1  # between the two bytes of é
+        ws.send_frame(OP_TEXT, text[:cut], fin=False)
+        ws.send_frame(OP_CONT, text[cut:], fin=True)
+        opcode, payload = ws.recv_message()
+        reply = json.loads(payload)
+        assert opcode == OP_TEXT and reply["id"] == 5 and "caf\u00e9" in reply["error"]["message"]
+    finally:
+        ws.close()
+
+
+def test_single_large_frame_is_reassembled_from_receive_chunks(daemon):
+    ws = RawWebSocket.to(daemon)
+    try:
+        ws.send_text('{"id":6,"method":"' + "y" * 50000 + '"}')
+        _, payload = ws.recv_message()
+        reply = json.loads(payload)
+        assert reply["id"] == 6
+        assert len(payload) > 50000  # the reply itself spans several outbound fragments
+    finally:
+        ws.close()
+
+
+def test_oversized_message_closes_with_1009(daemon):
+    async def main():
+        async with connect(daemon.ws_url, max_size=None) as ws:
+            await ws.send("a" * 65537)
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 10)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+    asyncio.run(main())
+
+
+def test_message_at_the_limit_is_accepted(daemon_factory):
+    d = daemon_factory("--max-message-bytes", "1000")
+    ws = RawWebSocket.to(d)
+    try:
+        msg = '{"id":1,"method":"' + "m" * (1000 - len('{"id":1,"method":""}')) + '"}'
+        assert len(msg) == 1000
+        ws.send_text(msg)
+        assert json.loads(ws.recv_message()[1])["id"] == 1
+        ws.send_text(msg + " ")
+        assert ws.recv_close_code() == 1009
+    finally:
+        ws.close()
+
+
+def test_oversized_message_in_small_fragments_closes_with_1009(daemon):
+    ws = RawWebSocket.to(daemon)
+    try:
+        ws.send_frame(OP_TEXT, b"[" + b" " * 999, fin=False)
+        for _ in range(70):  # 70 KB in 1 KB fragments, none of them big by itself
+            ws.send_frame(OP_CONT, b" " * 1000, fin=False)
+        ws.send_frame(OP_CONT, b"]", fin=True)
+        assert ws.recv_close_code() == 1009
+    finally:
+        ws.close()
+
+
+def test_invalid_utf8_closes_with_1007(daemon):
+    ws = RawWebSocket.to(daemon)
+    try:
+        ws.send_frame(OP_TEXT, b'{"id":1,"method":"\xff\xfe"}')
+        assert ws.recv_close_code() == 1007
+    finally:
+        ws.close()
+
+
+def test_binary_frame_gets_an_error_reply_and_the_connection_stays(daemon):
+    async def main():
+        async with connect(daemon.ws_url) as ws:
+            await ws.send(b"\x00\x01\x02")
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["id"] is None
+            assert reply["error"]["code"] == "invalid-request"
+            await roundtrip(ws, 2)
+    asyncio.run(main())
+
+
+def test_200_concurrent_connections(daemon):
+    async def client(n):
+        async with connect(daemon.ws_url) as ws:
+            for k in range(5):
+                await roundtrip(ws, n * 100 + k)
+        return n
+
+    async def main():
+        done = await asyncio.gather(*(client(n) for n in range(200)))
+        assert sorted(done) == list(range(200))
+    asyncio.run(main())
+
+
+def test_reader_that_never_reads_does_not_block_others(daemon_factory):
+    """A client floods requests and reads nothing. Once the socket buffers are full the daemon
+    stops reading its requests (lws does not read while output is pending), so its queue stays
+    bounded by backpressure; everyone else proceeds; when it finally reads it gets every reply,
+    in order. (Pushed traffic that a reader cannot keep up with is closed with 1008: see the
+    Swift transport tests and test_reply_bigger_than_the_send_queue_cap_closes_1008.)"""
+    d = daemon_factory("--max-send-queue-bytes", str(256 * 1024))
+    slow = RawWebSocket.to(d, rcvbuf=4096, timeout=2)
+    method = "m" * 30000  # each reply echoes it: ~30 KB per reply
+    flood_result = {"sent": 0}
+    stop_flood = threading.Event()
+
+    def flood():
+        try:
+            for i in range(400):  # ~12 MB of replies
+                if stop_flood.is_set():
+                    return
+                slow.send_text(request(i, method))
+                flood_result["sent"] += 1
+        except OSError as e:  # blocked: the daemon stopped reading us
+            flood_result["error"] = e
+
+    flooder = threading.Thread(target=flood)
+    flooder.start()
+
+    async def others():
+        async def one(n):
+            async with connect(d.ws_url) as ws:
+                for k in range(20):
+                    await roundtrip(ws, n * 1000 + k)
+        await asyncio.wait_for(asyncio.gather(*(one(n) for n in range(5))), 20)
+
+    try:
+        asyncio.run(others())
+    finally:
+        flooder.join(60)  # ends when the daemon stops reading us (2 s send timeout)
+        stop_flood.set()
+    assert not flooder.is_alive()
+    sent = flood_result["sent"]
+    assert "error" in flood_result and 0 < sent < 400, flood_result
+    # The slow client now reads: every reply for what it sent, in order, nothing lost.
+    slow.sock.settimeout(10)
+    for i in range(sent):
+        opcode, payload = slow.recv_message()
+        assert json.loads(payload)["id"] == i
+    slow.close()
+    assert "too slow" not in d.stderr()
+
+
+def test_reply_bigger_than_the_send_queue_cap_closes_1008(daemon_factory):
+    d = daemon_factory("--max-send-queue-bytes", "1024")
+    ws = RawWebSocket.to(d)
+    try:
+        ws.send_text(request(1, "small"))
+        assert json.loads(ws.recv_message()[1])["id"] == 1
+        ws.send_text(request(2, "m" * 2000))  # its reply alone exceeds the cap
+        assert ws.recv_close_code() == 1008
+    finally:
+        ws.close()
+    assert "too slow" in d.stderr()
+
+
+def test_close_code_1000_from_client_is_clean(daemon):
+    async def main():
+        async with connect(daemon.ws_url) as ws:
+            await roundtrip(ws, 1)
+        # the daemon is still fine
+        async with connect(daemon.ws_url) as ws:
+            await roundtrip(ws, 2)
+    asyncio.run(main())
+
+
+# --- Upgrade policy ---------------------------------------------------------------------------------
+
+
+def _upgrade_status(url, origin=None):
+    async def main():
+        try:
+            async with connect(url, origin=origin, open_timeout=10) as ws:
+                await roundtrip(ws, 1)
+                return 101
+        except InvalidStatus as e:
+            return e.response.status_code
+    return asyncio.run(main())
+
+
+def test_origins(daemon_factory):
+    d = daemon_factory("--allow-origin", "https://app.example", "--allow-origin", "http://Other.Example:8080/")
+    allowed = [None, "http://127.0.0.1:5173", "http://127.0.0.1", "https://localhost:3000",
+               "http://localhost", "http://[::1]:8000", "https://app.example",
+               "https://app.example:443", "http://other.example:8080"]
+    refused = ["http://evil.example", "https://app.example:444", "http://app.example",
+               "http://127.0.0.2:80", "http://localhost.evil.example", "null", "file://",
+               "http://other.example"]
+    for origin in allowed:
+        assert _upgrade_status(d.ws_url, origin) == 101, origin
+    for origin in refused:
+        assert _upgrade_status(d.ws_url, origin) == 403, origin
+
+
+def test_upgrade_on_another_path_is_refused(daemon):
+    base = f"ws://{daemon.host}:{daemon.port}"
+    for path in ["/", "/other", "/bridge/x", "/bridge.js", "/app/"]:
+        assert _upgrade_status(base + path) in (403, 404), path
+    assert _upgrade_status(base + "/bridge?session=s-1") == 101
+
+
+def test_invalid_allow_origin_is_rejected_at_start():
+    code, out, err = run_daemon_expect_exit("--port", "0", "--allow-origin", "not an origin")
+    assert code != 0 and "listening" not in out
+    assert "--allow-origin" in err
+
+
+# --- Binding and start-up -----------------------------------------------------------------------------
+
+
+def test_non_loopback_host_without_token_is_refused():
+    code, out, err = run_daemon_expect_exit("--host", "0.0.0.0", "--port", "0")
+    assert code != 0
+    assert "listening" not in out
+    assert "token" in err.lower()
+
+
+def test_non_loopback_host_with_token_from_env_starts(daemon_factory):
+    d = daemon_factory("--host", "0.0.0.0", env={"BRIDGED_TOKEN": "t0k3n"})
+    assert d.host == "0.0.0.0"
+    assert http_request_any(d.port, "/healthz")[0] == 200
+
+
+def http_request_any(port, path):
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    return resp.status, resp.read()
+
+
+def _listeners(port):
+    """Local addresses listening on `port` (via ss, else /proc/net/tcp{,6})."""
+    if shutil.which("ss"):
+        out = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True).stdout
+        return sorted(line.split()[3].rsplit(":", 1)[0] for line in out.splitlines() if line.strip())
+    found = []
+    for name, width in (("/proc/net/tcp", 8), ("/proc/net/tcp6", 32)):
+        try:
+            with open(name) as f:
+                next(f)
+                for line in f:
+                    local, state = line.split()[1], line.split()[3]
+                    addr, p = local.split(":")
+                    if state == "0A" and int(p, 16) == port:
+                        found.append(addr)
+        except FileNotFoundError:
+            pass
+    return sorted("127.0.0.1" if a == "0100007F" else a for a in found)
+
+
+def test_listener_is_bound_to_loopback_only(daemon):
+    assert _listeners(daemon.port) == ["127.0.0.1"]
+
+
+def test_localhost_binds_ipv4_loopback_only(daemon_factory):
+    d = daemon_factory("--host", "localhost")
+    assert d.host == "localhost"
+    assert _listeners(d.port) == ["127.0.0.1"]
+
+
+def test_ipv6_loopback(daemon_factory):
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    try:
+        d = daemon_factory("--host", "::1")
+    except Exception as e:  # a machine without ::1
+        pytest.skip(f"::1 not available: {e}")
+    assert d.host == "[::1]"
+    assert _listeners(d.port) == ["[::1]"]
+    status, _, _ = http_request(d, "/healthz")
+    assert status == 200
+
+
+def test_port_in_use_fails_cleanly(daemon):
+    code, out, err = run_daemon_expect_exit("--port", str(daemon.port))
+    assert code != 0
+    assert "listening" not in out
+    assert "could not start" in err
+
+
+# --- Keepalive ------------------------------------------------------------------------------------------
+
+
+def test_silent_client_is_pinged_then_dropped(daemon_factory):
+    d = daemon_factory("--ping-interval-s", "1", "--ping-timeout-s", "2")
+    silent = RawWebSocket.to(d, timeout=10)
+    started = time.monotonic()
+    fin, opcode, _ = silent.recv_frame()
+    assert opcode == OP_PING  # lws pings after 1 s of silence; we never answer
+    silent.recv_close_code()  # returns once the daemon hangs up (close frame or EOF)
+    assert time.monotonic() - started < 9
+
+    async def live():
+        # websockets answers pings by itself: the connection survives several ping intervals
+        async with connect(d.ws_url) as ws:
+            for k in range(3):
+                await roundtrip(ws, k)
+                await asyncio.sleep(1.2)
+            await roundtrip(ws, 99)
+    asyncio.run(live())
+
+
+# --- Shutdown -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_closes_every_client_with_1001_and_exits_0(daemon_factory, sig):
+    d = daemon_factory()
+
+    async def main():
+        clients = [await connect(d.ws_url) for _ in range(20)]
+        for n, ws in enumerate(clients):
+            await roundtrip(ws, n)
+        d.send_signal(sig)
+        codes = []
+        for ws in clients:
+            with pytest.raises(ConnectionClosed) as info:
+                await asyncio.wait_for(ws.recv(), 10)
+            codes.append(info.value.rcvd.code if info.value.rcvd else None)
+        return codes
+
+    codes = asyncio.run(main())
+    assert codes == [1001] * 20
+    assert d.wait(timeout=10) == 0
+
+
+def test_shutdown_is_bounded_with_a_client_that_does_not_read(daemon_factory):
+    d = daemon_factory("--shutdown-timeout-ms", "500")
+    stuck = RawWebSocket.to(d, rcvbuf=4096)
+    for i in range(50):  # fill its socket buffers with replies it never reads
+        stuck.send_text(request(i, "m" * 20000))
+    started = time.monotonic()
+    assert d.stop(signal.SIGTERM, timeout=10) == 0
+    assert time.monotonic() - started < 5
+    stuck.close()
