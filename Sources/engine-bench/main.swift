@@ -299,6 +299,7 @@ func kindName(_ input: SessionInput) -> String {
     case .popToRoot: "popToRoot"
     case .timerFired: "timerFired"
     case .close: "close"
+    case .adopt: "adopt"
     }
 }
 
