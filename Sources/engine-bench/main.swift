@@ -30,7 +30,9 @@ typealias MallocFunction = @convention(c) (Int) -> UnsafeMutableRawPointer?
 
 @exclusivity(unchecked) nonisolated(unsafe) var allocationCalls = 0
 @exclusivity(unchecked) nonisolated(unsafe) var allocationBytes = 0
-nonisolated(unsafe) var glibcMalloc: MallocFunction?
+// Not optional, not generic: the counter runs inside the runtime's metadata locks, where a debug
+// build instantiating `Optional<MallocFunction>` metadata would deadlock.
+@exclusivity(unchecked) nonisolated(unsafe) var glibcMalloc: MallocFunction = { _ in nil }
 nonisolated(unsafe) var probeSink: [Int] = []
 
 /// Points `library`'s GOT slot for `malloc` at a counting function. Returns false when the
@@ -70,7 +72,7 @@ func countMallocs(of library: String) -> Bool {
         let counting: MallocFunction = { size in
             allocationCalls &+= 1
             allocationBytes &+= size
-            return glibcMalloc.unsafelyUnwrapped(size)
+            return glibcMalloc(size)
         }
         slot.storeBytes(of: counting, as: MallocFunction.self)
         return true
