@@ -13,6 +13,8 @@ import BridgeProtocol
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // MARK: - Counting allocations
@@ -30,12 +32,15 @@ typealias MallocFunction = @convention(c) (Int) -> UnsafeMutableRawPointer?
 
 @exclusivity(unchecked) nonisolated(unsafe) var allocationCalls = 0
 @exclusivity(unchecked) nonisolated(unsafe) var allocationBytes = 0
-nonisolated(unsafe) var glibcMalloc: MallocFunction?
+// Not optional, not generic: the counter runs inside the runtime's metadata locks, where a debug
+// build instantiating `Optional<MallocFunction>` metadata would deadlock.
+@exclusivity(unchecked) nonisolated(unsafe) var glibcMalloc: MallocFunction = { _ in nil }
 nonisolated(unsafe) var probeSink: [Int] = []
 
 /// Points `library`'s GOT slot for `malloc` at a counting function. Returns false when the
 /// library or its slot cannot be found.
 func countMallocs(of library: String) -> Bool {
+    #if os(Linux) && arch(x86_64)
     guard let linkMap = dlopen(library, RTLD_NOW | RTLD_NOLOAD),
           let process = dlopen(nil, RTLD_NOW),
           let malloc = dlsym(process, "malloc")
@@ -70,12 +75,15 @@ func countMallocs(of library: String) -> Bool {
         let counting: MallocFunction = { size in
             allocationCalls &+= 1
             allocationBytes &+= size
-            return glibcMalloc.unsafelyUnwrapped(size)
+            return glibcMalloc(size)
         }
         slot.storeBytes(of: counting, as: MallocFunction.self)
         return true
     }
     return false
+    #else
+    return false  // ELF x86-64 only; elsewhere the allocation columns show n/a
+    #endif
 }
 
 // MARK: - Options

@@ -310,8 +310,8 @@ public struct SessionEngine: Equatable, Sendable {
     }
 
     /// Effects of items just taken off the stack, top first: foregrounds closed, pages told and
-    /// closed. In single-tab mode the page that was on top is sent to the uncovered web view
-    /// when no page shows it.
+    /// closed. In single-tab mode the topmost removed page (the one showing the tab) is sent to
+    /// the uncovered web view when no page shows it.
     private mutating func discard(_ removed: some Collection<StackItem>, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
         if let fg = foreground, removed.contains(where: { $0.id == fg.webview }) {
             removeForeground(.closed, now: now, into: &effects)
