@@ -191,12 +191,12 @@ public final class Transport {
         delegate?.transportDidStart(port: port)
         drainRemote()
 
-        while true {
+        // (The condition is checked first: a stop requested before run() ends it at once.)
+        while !(stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline)) {
             if lws_service(ctx, 0) < 0 {
                 logger.error("lws_service failed; stopping")
                 break
             }
-            if stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline) { break }
         }
         if !connections.isEmpty {
             logger.warning("shutdown deadline passed with connections still open",

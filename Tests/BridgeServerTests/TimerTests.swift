@@ -261,3 +261,19 @@ extension TimerTests {
         #expect((sizes?.1 ?? .max) <= 2048)
     }
 }
+
+extension RemoteTests {
+    @Test func stopBeforeRunStartsAndEndsAtOnce() throws {
+        let started = Recorder<Int>()
+        var config = ServiceThread.defaultConfiguration()
+        config.shutdownDeadlineMilliseconds = 120_000  // waiting for it would time the test out
+        let service = ServiceThread(configuration: config, makeDelegate: { t in
+            t.remote.stop()
+            t.remote.enqueue { (t: Transport) in started.append(t.port) }
+            return nil
+        })
+        // run() still binds, runs the queued work, then returns without waiting for anything.
+        #expect(service.waitFinished(seconds: 60))
+        #expect(started.all.count == 1 && started.all[0] > 0)
+    }
+}
