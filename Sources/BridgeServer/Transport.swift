@@ -33,6 +33,8 @@ public final class Transport {
 
     /// Largest payload handed to one lws_write (a WebSocket fragment or an HTTP body chunk).
     static let chunkSize = 16384
+    /// lws's per-connection receive buffer (RECEIVE delivers at most this much per call).
+    static let receiveBufferSize = 4096
     let pre = Int(bridged_lws_pre())
 
     // Service-thread state.
@@ -99,7 +101,9 @@ public final class Transport {
             Transport.dispatch(wsi, reason, user, input, len)
         }
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
-        protocols[0].rx_buffer_size = Transport.chunkSize
+        // lws allocates the receive buffer per connection: small keeps 10,000 idle pages cheap
+        // (messages are mostly a few hundred bytes; larger ones arrive in several callbacks).
+        protocols[0].rx_buffer_size = Transport.receiveBufferSize
         protocols[0].tx_packet_size = Transport.chunkSize + Int(bridged_lws_pre())
         (protocols + 1).initialize(to: lws_protocols())  // terminator
 
