@@ -115,6 +115,9 @@ public final class Daemon: TransportDelegate {
     // MARK: Effects
 
     func perform() {
+        if configuration.bridge.trace {
+            for line in bridge.drainTrace() { logger.debug("\(line)") }
+        }
         let effects = bridge.drainEffects()
         for effect in effects {
             switch effect {

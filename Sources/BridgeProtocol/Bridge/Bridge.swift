@@ -27,6 +27,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var hasEmittedStackChanged = false
     /// Where the reply of the router action being performed goes (see `writeOutcome`).
     var replyMark: Int?
+    /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
+    var traceLines: [String] = []
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
@@ -49,6 +51,13 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     public mutating func drainEffects(_ body: (BridgeEffect) -> Void) {
         for e in effects { body(e) }
         effects.removeAll(keepingCapacity: true)
+    }
+
+    /// The trace lines accumulated since the last call (empty unless `configuration.trace`).
+    public mutating func drainTrace() -> [String] {
+        guard !traceLines.isEmpty else { return [] }
+        defer { traceLines.removeAll(keepingCapacity: true) }
+        return traceLines
     }
 
     public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
