@@ -197,18 +197,22 @@ import Testing
         #expect(h.engine == before)
     }
 
-    @Test func latePwaRenderedIsFlaggedOnceAfterATimeout() {
+    @Test func latePwaRenderedStaysLateUntilANewForeground() {
         var h = EngineFixture.pwaTimedOut.make()
         #expect(h.step(.pwaRendered(from: W1), afterMs: 300) == [
             .reply(.pwaRendered(removed: false, latencyMs: nil)),
             .observe(.pwaRendered(webview: W1, removed: false, late: true)),
         ])
+        // Contract §6: late while the last foreground was removed by timeout and none is up.
         let before = h.engine
         #expect(h.step(.pwaRendered(from: W1)) == [
             .reply(.pwaRendered(removed: false, latencyMs: nil)),
-            .observe(.pwaRendered(webview: W1, removed: false, late: false)),
+            .observe(.pwaRendered(webview: W1, removed: false, late: true)),
         ])
         #expect(h.engine == before)
+        _ = h.step(.pwaNavigate(from: W1, url: nil, title: nil))
+        _ = h.step(.pwaRendered(from: W1))
+        #expect(h.step(.pwaRendered(from: W1)).last == .observe(.pwaRendered(webview: W1, removed: false, late: false)))
     }
 
     @Test func lateFlagFollowsTheWebViewWhoseForegroundTimedOut() {

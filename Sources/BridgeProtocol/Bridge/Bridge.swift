@@ -80,6 +80,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         switch Frame.classify(text) {
         case .success(let f): frame = f
         case .failure(let failure):
+            if failure.isEvent, case .fresh? = clients[client]?.role { return }  // events before hello are ignored
             sendError(client, id: failure.id, failure.error)
             return
         }

@@ -356,9 +356,10 @@ extension Bridge {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Equal strings, compared in time that depends on the lengths only.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
-        var diff = UInt8(truncatingIfNeeded: x.count ^ y.count)
+        var diff: UInt8 = x.count == y.count ? 0 : 1
         for i in 0..<max(x.count, y.count) {
             diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
         }

@@ -180,11 +180,9 @@ public struct SessionEngine: Equatable, Sendable {
             removeForeground(.rendered, now: now, into: &effects)
             return
         }
+        // Late: this web view's last foreground timed out and none is up now (contract §6); it
+        // stays late for every `pwa-rendered` until a new foreground is shown over it.
         let late = stack[i].webViewLastRemoval == .timeout
-        if late {
-            // Reported late once per timed-out foreground.
-            updateWebView(at: i) { $0.lastRemoval = .rendered }
-        }
         effects.append(.reply(.pwaRendered(removed: false, latencyMs: nil)))
         effects.append(.observe(.pwaRendered(webview: id, removed: false, late: late)))
     }
