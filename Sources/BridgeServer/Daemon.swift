@@ -135,6 +135,9 @@ public final class Daemon: TransportDelegate {
     // MARK: Effects
 
     func perform() {
+        if configuration.bridge.trace {
+            for line in bridge.drainTrace() { logger.debug("\(line)") }
+        }
         var effects: [BridgeEffect] = []
         swap(&effects, &effectBuffer)
         bridge.drainEffects(into: &effects)

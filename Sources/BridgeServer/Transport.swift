@@ -33,6 +33,8 @@ public final class Transport {
 
     /// Largest payload handed to one lws_write (a WebSocket fragment or an HTTP body chunk).
     static let chunkSize = 16384
+    /// lws's per-connection receive buffer (RECEIVE delivers at most this much per call).
+    static let receiveBufferSize = 4096
     let pre = Int(bridged_lws_pre())
 
     // Service-thread state.
@@ -40,7 +42,11 @@ public final class Transport {
     var connections: [UInt64: Connection] = [:]
     var nextConnectionID: UInt64 = 1
     var httpResponses: [OpaquePointer: PendingHTTP] = [:]
-    var timers: [UInt64: TimerEntry] = [:]
+    var timerHeap = TimerHeap()
+    var timerBodies: [UInt64: (deadline: Int64, body: () -> Void)] = [:]
+    /// The one lws sul behind every timer, armed for the earliest deadline.
+    let timerNode: UnsafeMutablePointer<bridged_timer_t>
+    var armedDeadline: Int64?
     var nextTimerSerial: UInt64 = 1
     var stopping = false
     var destroying = false
@@ -76,6 +82,8 @@ public final class Transport {
         }
         bindPlan = HostPolicy.bindPlan(for: configuration.host)
         scratch = .allocate(byteCount: Int(bridged_lws_pre()) + Transport.chunkSize, alignment: 16)
+        timerNode = .allocate(capacity: 1)
+        timerNode.initialize(to: bridged_timer_t())
         protocols = .allocate(capacity: 2)
         pvoDefault = .allocate(capacity: 1)
         pvo = .allocate(capacity: 1)
@@ -93,7 +101,9 @@ public final class Transport {
             Transport.dispatch(wsi, reason, user, input, len)
         }
         protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
-        protocols[0].rx_buffer_size = Transport.chunkSize
+        // lws allocates the receive buffer per connection: small keeps 10,000 idle pages cheap
+        // (messages are mostly a few hundred bytes; larger ones arrive in several callbacks).
+        protocols[0].rx_buffer_size = Transport.receiveBufferSize
         protocols[0].tx_packet_size = Transport.chunkSize + Int(bridged_lws_pre())
         (protocols + 1).initialize(to: lws_protocols())  // terminator
 
@@ -114,6 +124,7 @@ public final class Transport {
     deinit {
         precondition(context == nil, "Transport released while its context is alive")
         scratch.deallocate()
+        timerNode.deallocate()
         protocols.deinitialize(count: 2)
         protocols.deallocate()
         pvoDefault.deallocate()
@@ -153,6 +164,7 @@ public final class Transport {
         info.uid = -1
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
         info.user = Unmanaged.passUnretained(self).toOpaque()
+        timerNode.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         var options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
         if bindPlan.disableIPv6 { options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
         info.options = options
@@ -183,12 +195,12 @@ public final class Transport {
         delegate?.transportDidStart(port: port)
         drainRemote()
 
-        while true {
+        // (The condition is checked first: a stop requested before run() ends it at once.)
+        while !(stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline)) {
             if lws_service(ctx, 0) < 0 {
                 logger.error("lws_service failed; stopping")
                 break
             }
-            if stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline) { break }
         }
         if !connections.isEmpty {
             logger.warning("shutdown deadline passed with connections still open",
@@ -200,14 +212,13 @@ public final class Transport {
     private func teardown(_ ctx: OpaquePointer) {
         remote.detach()
         destroying = true
-        for (_, entry) in timers {
-            bridged_timer_cancel(entry.node)
-        }
+        bridged_timer_cancel(timerNode)
+        armedDeadline = nil
         // Connections still open get CLOSED callbacks from the destroy (delegate told there).
         lws_context_destroy(ctx)
         context = nil
-        for (_, entry) in timers { entry.node.deallocate() }
-        timers.removeAll()
+        timerBodies.removeAll()
+        timerHeap = TimerHeap()
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
         connections.removeAll()

@@ -44,7 +44,7 @@ struct DaemonOptions: ParsableArguments {
         valueName: "origin"))
     var allowOrigin: [String] = []
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical; debug and trace also log every transition of every stack.")
     var logLevelName: String = "info"
 
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
@@ -141,6 +141,7 @@ extension DaemonOptions {
         bridge.maxSessions = maxSessions
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
+        bridge.trace = logLevel <= .debug
         return DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
     }
 }

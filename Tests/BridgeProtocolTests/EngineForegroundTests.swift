@@ -3,10 +3,10 @@ import Testing
 
 /// The foreground: each shown foreground is removed exactly once, for the right reason, with its
 /// latency; its timer is cancelled unless it fired; a timer that fires later is stale.
-@Suite struct EngineForegroundTests {
+@Suite struct EngineForegroundTests: EngineIDs {
     struct RemovalCase: Sendable, CustomTestStringConvertible {
         let name: String
-        let fixture: Fixture
+        let fixture: EngineFixture
         /// Steps after the fixture, before the one that removes the foreground (10 ms apart).
         let prepare: [SessionInput]
         let input: SessionInput
@@ -71,7 +71,7 @@ import Testing
         #expect(up?.webview == c.webview && up?.timer == c.timer, "the foreground before: \(String(describing: up))")
 
         let effects = h.step(c.input, afterMicroseconds: c.delay)
-        let removed = removals(effects)
+        let removed = EngineCheck.removals(effects)
         #expect(removed.count == 1, "\(effects)")
         #expect(removed.first?.webview == c.webview)
         #expect(removed.first?.reason == c.reason)
@@ -101,14 +101,14 @@ import Testing
             #expect(shown.isEmpty)
             #expect(h.engine.foreground == nil)
         }
-        #expect(invariantViolations(h.engine) == [])
+        #expect(EngineCheck.invariantViolations(h.engine) == [])
 
         // The removed foreground's timer is stale from now on and changes nothing.
-        expectFailure(&h, .timerFired(c.timer), h.engine.isClosed ? .closed : .staleTimer(c.timer))
+        EngineCheck.expectFailure(&h, .timerFired(c.timer), h.engine.isClosed ? .closed : .staleTimer(c.timer))
         // The removal is never repeated: a second pwa-rendered removes nothing.
         if !h.engine.isClosed, h.engine.webView(c.webview) != nil, c.replacedBy == nil {
             let again = h.step(.pwaRendered(from: c.webview))
-            #expect(removals(again).isEmpty)
+            #expect(EngineCheck.removals(again).isEmpty)
             #expect(again.first == .reply(.pwaRendered(removed: false, latencyMs: nil)))
         }
     }
@@ -116,42 +116,42 @@ import Testing
     // MARK: Stale timers
 
     @Test func timerOfASupersededForegroundIsStaleWhileTheNewOneIsUp() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         h.step(.pwaNavigate(from: W1, url: "http://app/b", title: nil))
-        #expect(foregroundSummary(h.engine) == "W1 blank T2")
-        expectFailure(&h, .timerFired(T1), .staleTimer(T1))
-        #expect(foregroundSummary(h.engine) == "W1 blank T2")
+        #expect(EngineCheck.foreground(h.engine) == "W1 blank T2")
+        EngineCheck.expectFailure(&h, .timerFired(T1), .staleTimer(T1))
+        #expect(EngineCheck.foreground(h.engine) == "W1 blank T2")
         // The live timer still works afterwards.
         #expect(h.step(.timerFired(T2)).first == .reply(.timerHandled))
     }
 
     @Test func timerFiredTwiceIsStaleTheSecondTime() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         #expect(h.step(.timerFired(T1), afterMs: 1000) == [
             .reply(.timerHandled),
             .observe(.foregroundRemoved(webview: W1, reason: .timeout, latencyMs: 1000)),
         ])
-        expectFailure(&h, .timerFired(T1), .staleTimer(T1))
+        EngineCheck.expectFailure(&h, .timerFired(T1), .staleTimer(T1))
     }
 
     @Test func timerNeverIssuedIsStale() {
-        var h = Fixture.pwaUp.make()
-        expectFailure(&h, .timerFired(TimerToken(0)), .staleTimer(TimerToken(0)))
-        expectFailure(&h, .timerFired(TimerToken(99)), .staleTimer(TimerToken(99)))
-        expectFailure(&h, .timerFired(TimerToken(.max)), .staleTimer(TimerToken(.max)))
+        var h = EngineFixture.pwaUp.make()
+        EngineCheck.expectFailure(&h, .timerFired(TimerToken(0)), .staleTimer(TimerToken(0)))
+        EngineCheck.expectFailure(&h, .timerFired(TimerToken(99)), .staleTimer(TimerToken(99)))
+        EngineCheck.expectFailure(&h, .timerFired(TimerToken(.max)), .staleTimer(TimerToken(.max)))
     }
 
     @Test func timerOfAPoppedWebViewIsStale() {
-        var h = Fixture.seed.make()
+        var h = EngineFixture.seed.make()
         h.step(.pwaNavigate(from: W3, url: nil, title: nil))  // T4 over W3
         h.step(.popToRoot(singleTab: false))
         h.step(.pwaNavigate(from: W1, url: nil, title: nil))  // T5 over W1
-        expectFailure(&h, .timerFired(T4), .staleTimer(T4))
-        #expect(foregroundSummary(h.engine) == "W1 blank T5")
+        EngineCheck.expectFailure(&h, .timerFired(T4), .staleTimer(T4))
+        #expect(EngineCheck.foreground(h.engine) == "W1 blank T5")
     }
 
     @Test func timerTokensAreNeverReused() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         var tokens: [TimerToken] = []
         for n in 0..<20 {
             let input: SessionInput =
@@ -167,7 +167,7 @@ import Testing
     // MARK: pwa-rendered
 
     @Test func secondPwaRenderedIsHarmless() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         #expect(h.step(.pwaRendered(from: W1)).first == .reply(.pwaRendered(removed: true, latencyMs: 10)))
         let before = h.engine
         #expect(h.step(.pwaRendered(from: W1)) == [
@@ -178,7 +178,7 @@ import Testing
     }
 
     @Test func pwaRenderedWithoutAnyForegroundIsHarmless() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         let before = h.engine
         #expect(h.step(.pwaRendered(from: W1)) == [
             .reply(.pwaRendered(removed: false, latencyMs: nil)),
@@ -188,7 +188,7 @@ import Testing
     }
 
     @Test func pwaRenderedFromACoveredWebViewLeavesTheForegroundAlone() {
-        var h = Fixture.seedSwapUp.make()
+        var h = EngineFixture.seedSwapUp.make()
         let before = h.engine
         #expect(h.step(.pwaRendered(from: W2)) == [
             .reply(.pwaRendered(removed: false, latencyMs: nil)),
@@ -197,36 +197,40 @@ import Testing
         #expect(h.engine == before)
     }
 
-    @Test func latePwaRenderedIsFlaggedOnceAfterATimeout() {
-        var h = Fixture.pwaTimedOut.make()
+    @Test func latePwaRenderedStaysLateUntilANewForeground() {
+        var h = EngineFixture.pwaTimedOut.make()
         #expect(h.step(.pwaRendered(from: W1), afterMs: 300) == [
             .reply(.pwaRendered(removed: false, latencyMs: nil)),
             .observe(.pwaRendered(webview: W1, removed: false, late: true)),
         ])
+        // Contract §6: late while the last foreground was removed by timeout and none is up.
         let before = h.engine
         #expect(h.step(.pwaRendered(from: W1)) == [
             .reply(.pwaRendered(removed: false, latencyMs: nil)),
-            .observe(.pwaRendered(webview: W1, removed: false, late: false)),
+            .observe(.pwaRendered(webview: W1, removed: false, late: true)),
         ])
         #expect(h.engine == before)
+        _ = h.step(.pwaNavigate(from: W1, url: nil, title: nil))
+        _ = h.step(.pwaRendered(from: W1))
+        #expect(h.step(.pwaRendered(from: W1)).last == .observe(.pwaRendered(webview: W1, removed: false, late: false)))
     }
 
     @Test func lateFlagFollowsTheWebViewWhoseForegroundTimedOut() {
         // W3's placeholder foreground times out; W2's pwa-rendered is not late, W3's is.
-        var h = Fixture.seedSwapUp.make()
+        var h = EngineFixture.seedSwapUp.make()
         h.step(.timerFired(T4), afterMs: 1000)
         #expect(h.step(.pwaRendered(from: W2)).last == .observe(.pwaRendered(webview: W2, removed: false, late: false)))
         #expect(h.step(.pwaRendered(from: W3)).last == .observe(.pwaRendered(webview: W3, removed: false, late: true)))
     }
 
     @Test func timedOutWebViewIsStillLateAfterBeingCovered() {
-        var h = Fixture.pwaTimedOut.make()
+        var h = EngineFixture.pwaTimedOut.make()
         h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: W1, singleTab: false))
         #expect(h.step(.pwaRendered(from: W1)).last == .observe(.pwaRendered(webview: W1, removed: false, late: true)))
     }
 
     @Test func noLateFlagOnceANewForegroundIsUp() {
-        var h = Fixture.pwaTimedOut.make()
+        var h = EngineFixture.pwaTimedOut.make()
         h.step(.pwaNavigate(from: W1, url: nil, title: nil))
         let effects = h.step(.pwaRendered(from: W1), afterMs: 25)
         #expect(effects.first == .reply(.pwaRendered(removed: true, latencyMs: 25)))
@@ -237,7 +241,7 @@ import Testing
 
     @Test(arguments: [RemovalReason.rendered, .superseded, .closed])
     func noLateFlagAfterOtherRemovals(_ reason: RemovalReason) {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         switch reason {
         case .rendered: h.step(.pwaRendered(from: W1))
         case .superseded: h.step(.pushNative(url: "tt://x", requester: W1))
@@ -254,29 +258,29 @@ import Testing
         (Int64(0), 0), (499, 0), (500, 1), (1_499, 1), (1_500, 2), (999_999, 1000), (1_000_000, 1000), (7_200_000, 7200),
     ])
     func latencyIsRoundedToMilliseconds(_ microseconds: Int64, _ ms: Int) {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         let effects = h.step(.pwaRendered(from: W1), afterMicroseconds: microseconds)
         #expect(effects.first == .reply(.pwaRendered(removed: true, latencyMs: ms)))
-        #expect(removals(effects).map(\.latencyMs) == [ms])
+        #expect(EngineCheck.removals(effects).map(\.latencyMs) == [ms])
     }
 
     @Test func latencyNeverGoesNegativeWhenTheClockStepsBack() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         let effects = h.step(.pwaRendered(from: W1), afterMicroseconds: -5_000)
         #expect(effects.first == .reply(.pwaRendered(removed: true, latencyMs: 0)))
     }
 
     @Test func timeoutLatencyIsTheMomentTheTimerFired() {
         for (firedAfter, ms): (Int64, Int) in [(1_000_000, 1000), (1_001_000, 1001), (1_250_600, 1251)] {
-            var h = Fixture.pwaUp.make()
+            var h = EngineFixture.pwaUp.make()
             let effects = h.step(.timerFired(T1), afterMicroseconds: firedAfter)
-            #expect(removals(effects).map(\.latencyMs) == [ms])
-            #expect(removals(effects).map(\.reason) == [.timeout])
+            #expect(EngineCheck.removals(effects).map(\.latencyMs) == [ms])
+            #expect(EngineCheck.removals(effects).map(\.reason) == [.timeout])
         }
     }
 
     @Test func foregroundUsesTheConfiguredTimeout() {
-        var h = Harness(EngineConfiguration(foregroundTimeoutMs: 250, maxStackDepth: 10))
+        var h = EngineHarness(EngineConfiguration(foregroundTimeoutMs: 250, maxStackDepth: 10))
         h.step(.createRoot(url: "http://app/", token: "t", connected: true))
         let effects = h.step(.pwaNavigate(from: W1, url: nil, title: nil))
         #expect(effects.contains(.scheduleTimer(T1, afterMs: 250)))

@@ -2,7 +2,7 @@ import Testing
 @testable import BridgeProtocol
 
 /// Item ids (their text form is what pages and controllers send), error codes and renderings.
-@Suite struct EngineItemsTests {
+@Suite struct EngineItemsTests: EngineIDs {
     @Test(arguments: [
         ("W1", ItemID.webview(1)), ("P12", .placeholder(12)), ("N3", .native(3)),
         ("W999999999999999", .webview(999_999_999_999_999)),
@@ -38,12 +38,12 @@ import Testing
     }
 
     @Test func renderings() {
-        var h = Fixture.seed.make()
+        var h = EngineFixture.seed.make()
         h.step(.pageDisconnected(W2))
         h.step(.pushNative(url: "tt://x", requester: nil))
         #expect(h.rendering == "P1 W1(*P) W2(*C)~ P2 P3 W3(*P) N1")
         #expect(h.ids == "P1 W1 W2 P2 P3 W3 N1")
         #expect(SessionEngine.render([]) == "")
-        #expect(Fixture.empty.make().ids == "")
+        #expect(EngineFixture.empty.make().ids == "")
     }
 }

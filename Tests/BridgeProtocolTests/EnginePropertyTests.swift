@@ -6,7 +6,7 @@ import Testing
 /// invariants. A sequence is generated as abstract operations that are turned into concrete
 /// inputs against the state reached so far, so most inputs name real ids (and many name ids
 /// that are covered, popped, never created or of the wrong kind).
-@Suite struct EnginePropertyTests {
+@Suite struct EnginePropertyTests: EngineIDs {
     /// One abstract operation: `kind` picks the input, `pick` its target, `flag` its options,
     /// `dtMs` how long after the previous input it arrives.
     struct Op: Sendable, CustomStringConvertible {
@@ -96,7 +96,7 @@ import Testing
 
         /// Checks one step; returns the violations.
         mutating func check(before: SessionEngine, input: SessionInput, effects: [SessionEffect], after: SessionEngine) -> [String] {
-            var problems = invariantViolations(after)
+            var problems = EngineCheck.invariantViolations(after)
             let failures = effects.filter { if case .failure = $0 { true } else { false } }
             let replies = effects.filter { if case .reply = $0 { true } else { false } }
             if !failures.isEmpty {
@@ -237,7 +237,7 @@ import Testing
         var out = run.problems.joined(separator: "\n")
         out += "\nafter these inputs (time in µs):\n"
         for s in run.steps.suffix(30) {
-            out += "  @\(s.at) \(s.input) -> \(s.state.rendering) fg \(foregroundSummary(s.state) ?? "-")\n"
+            out += "  @\(s.at) \(s.input) -> \(s.state.rendering) fg \(EngineCheck.foreground(s.state) ?? "-")\n"
         }
         if let last = run.steps.last { out += "effects of the last: \(last.effects)" }
         return out

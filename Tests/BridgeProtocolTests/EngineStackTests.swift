@@ -3,11 +3,11 @@ import Testing
 
 /// The stack: snapshots, the back algorithm, popToRoot, native screens, single-tab loads versus
 /// multi-tab, closing, and ids.
-@Suite struct EngineStackTests {
+@Suite struct EngineStackTests: EngineIDs {
     /// `P1 W1(*P)~ W2(*C)~ P2 P3 W3(*P)`: the seed built in single-tab mode, so only W3's page is
     /// connected (W1's and W2's pages were sent `load`).
-    static func singleTabSeed() -> Harness {
-        var h = Harness()
+    static func singleTabSeed() -> EngineHarness {
+        var h = EngineHarness()
         h.step(.createRoot(url: "http://app/", token: "t1", connected: true))
         h.step(.pwaNavigate(from: W1, url: "http://app/a", title: nil))
         h.step(.pwaRendered(from: W1))
@@ -25,13 +25,13 @@ import Testing
     @Test func singleTabSeedIsTheSeedDiagram() {
         let h = Self.singleTabSeed()
         #expect(h.rendering == "P1 W1(*P)~ W2(*C)~ P2 P3 W3(*P)")
-        #expect(invariantViolations(h.engine) == [])
+        #expect(EngineCheck.invariantViolations(h.engine) == [])
     }
 
     // MARK: Snapshots
 
     @Test func pwaNavigateSnapshotsTheCurrentState() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         h.step(.pwaNavigate(from: W1, url: "http://app/a", title: "A"))
         h.step(.pwaNavigate(from: W1, url: nil, title: nil))
         h.step(.pwaNavigate(from: W1, url: "http://app/b", title: "B"))
@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func backSwapRestoresThePlaceholdersUrlAndTitle() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         h.step(.pwaNavigate(from: W1, url: "http://app/a", title: "A"))
         h.step(.pwaNavigate(from: W1, url: "http://app/b", title: "B"))
         h.step(.pwaRendered(from: W1))
@@ -67,7 +67,7 @@ import Testing
     // MARK: The back algorithm
 
     @Test func sixBacksFromTheSeedDiagram() {
-        var h = Fixture.seed.make()
+        var h = EngineFixture.seed.make()
         let expected: [(BackAction, [ItemID], String)] = [
             (.swap, [P3], "P1 W1 W2 P2 W3"),
             (.swap, [P2], "P1 W1 W2 W3"),
@@ -80,13 +80,13 @@ import Testing
             let effects = h.step(.back(requester: nil, singleTab: false))
             #expect(effects.first == .reply(.back(action: action, removed: removed)))
             #expect(h.ids == ids)
-            #expect(invariantViolations(h.engine) == [])
+            #expect(EngineCheck.invariantViolations(h.engine) == [])
         }
         #expect(!h.engine.canGoBack)
     }
 
     @Test func popOfAConnectedPageClosesItWithoutLoadInMultiTab() {
-        var h = Fixture.twoViews.make()
+        var h = EngineFixture.twoViews.make()
         h.step(.pageDisconnected(W1))
         #expect(h.step(.back(requester: W2, singleTab: false)) == [
             .reply(.back(action: .pop, removed: [W2])), .observe(.stackChanged),
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func popOfAWebViewWithoutPageTellsNoPage() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: nil, singleTab: false))
         #expect(h.step(.back(requester: nil, singleTab: true)) == [
             .reply(.back(action: .pop, removed: [W2])), .observe(.stackChanged),
@@ -106,7 +106,7 @@ import Testing
     }
 
     @Test func backOnAStackOfOneChangesNothing() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         h.step(.back(requester: nil, singleTab: false))  // swap: W1 alone, placeholder foreground
         let before = h.engine
         #expect(h.step(.back(requester: W1, singleTab: true)) == [.reply(.back(action: .none, removed: []))])
@@ -116,7 +116,7 @@ import Testing
     // MARK: popToRoot
 
     @Test func popToRootRemovesTopFirstAndClosesTheForeground() {
-        var h = Fixture.seed.make()
+        var h = EngineFixture.seed.make()
         h.step(.pwaNavigate(from: W3, url: nil, title: nil))  // T4 over W3
         #expect(h.step(.popToRoot(singleTab: false), afterMs: 40) == [
             .reply(.popToRoot(removed: [W3, P4, P3, P2, W2])),
@@ -160,7 +160,7 @@ import Testing
     }
 
     @Test func popToRootKeepsTheRootsPlaceholders() {
-        var h = Fixture.full.make()
+        var h = EngineFixture.full.make()
         let before = h.engine
         #expect(h.step(.popToRoot(singleTab: true)) == [.reply(.popToRoot(removed: []))])
         #expect(h.engine == before)
@@ -169,7 +169,7 @@ import Testing
     // MARK: Native screens
 
     @Test func nativeScreensArePushedAndPoppedWithoutPages() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         #expect(h.step(.pushNative(url: "tt://a", requester: W1)) == [.reply(.pushNative(screen: N1)), .observe(.stackChanged)])
         #expect(h.engine.top == .native(NativeScreen(id: N1, url: "tt://a")))
         #expect(h.step(.back(requester: nil, singleTab: true)) == [.reply(.back(action: .pop, removed: [N1])), .observe(.stackChanged)])
@@ -179,7 +179,7 @@ import Testing
     }
 
     @Test func nativeScreenSupersedesTheForeground() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         #expect(h.step(.pushNative(url: "tt://a", requester: nil), afterMs: 15) == [
             .reply(.pushNative(screen: N1)),
             .cancelTimer(T1), .observe(.foregroundRemoved(webview: W1, reason: .superseded, latencyMs: 15)),
@@ -188,11 +188,11 @@ import Testing
     }
 
     @Test func webViewUnderANativeScreenIsCovered() {
-        var h = Fixture.native.make()
-        expectFailure(&h, .pwaNavigate(from: W1, url: nil, title: nil), .conflict)
-        expectFailure(&h, .back(requester: W1, singleTab: false), .conflict)
-        expectFailure(&h, .navigateToUrl(url: "http://app/n", token: "tn", requester: W1, singleTab: true), .conflict)
-        expectFailure(&h, .pushNative(url: "tt://b", requester: W1), .conflict)
+        var h = EngineFixture.native.make()
+        EngineCheck.expectFailure(&h, .pwaNavigate(from: W1, url: nil, title: nil), .conflict)
+        EngineCheck.expectFailure(&h, .back(requester: W1, singleTab: false), .conflict)
+        EngineCheck.expectFailure(&h, .navigateToUrl(url: "http://app/n", token: "tn", requester: W1, singleTab: true), .conflict)
+        EngineCheck.expectFailure(&h, .pushNative(url: "tt://b", requester: W1), .conflict)
         // What a covered page may still do.
         #expect(h.step(.pwaRendered(from: W1)).first == .reply(.pwaRendered(removed: false, latencyMs: nil)))
         #expect(h.step(.pwaNavigated(from: W1, url: "http://app/z")).first == .reply(.pwaNavigated))
@@ -201,7 +201,7 @@ import Testing
     // MARK: Single-tab loads versus multi-tab
 
     @Test func navigateInMultiTabLeavesThePageWhereItIs() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         #expect(h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: W1, singleTab: false)) == [
             .reply(.navigateToUrl(webview: W2, token: "tn")), .observe(.stackChanged),
             .observe(.webviewOpen(webview: W2, url: "http://app/n", token: "tn")),
@@ -211,7 +211,7 @@ import Testing
     }
 
     @Test func controllerNavigateInSingleTabMovesTheTabOnTop() {
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         #expect(h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: nil, singleTab: true)) == [
             .reply(.navigateToUrl(webview: W2, token: "tn")), .observe(.stackChanged),
             .observe(.webviewOpen(webview: W2, url: "http://app/n", token: "tn")),
@@ -221,7 +221,7 @@ import Testing
     }
 
     @Test func singleTabNavigateWithNoPageOnTopSendsNoLoad() {
-        var h = Fixture.rootNoPage.make()
+        var h = EngineFixture.rootNoPage.make()
         #expect(h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: nil, singleTab: true)) == [
             .reply(.navigateToUrl(webview: W2, token: "tn")), .observe(.stackChanged),
             .observe(.webviewOpen(webview: W2, url: "http://app/n", token: "tn")),
@@ -229,7 +229,7 @@ import Testing
     }
 
     @Test func singleTabPopUncoveringAConnectedPageSendsNoLoad() {
-        var h = Fixture.twoViews.make()
+        var h = EngineFixture.twoViews.make()
         #expect(h.step(.back(requester: W2, singleTab: true)) == [
             .reply(.back(action: .pop, removed: [W2])), .observe(.stackChanged),
             .sendToPage(W2, .closed(reason: "popped", load: nil)), .closePage(W2, code: 1000),
@@ -247,7 +247,7 @@ import Testing
 
     @Test func singleTabRoundTripFollowsTheTab() {
         // W1 navigates to W2 (W1's page leaves), W2's page claims it, back: W2's page goes to W1.
-        var h = Fixture.root.make()
+        var h = EngineFixture.root.make()
         h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: W1, singleTab: true))
         #expect(h.rendering == "W1(*C)~ W2(*C)~")
         h.step(.pageConnected(W2, url: "http://app/n?x"))
@@ -265,7 +265,7 @@ import Testing
     // MARK: Closing
 
     @Test func closeTellsEveryConnectedPageTopFirst() {
-        var h = Fixture.seedSwapUp.make()
+        var h = EngineFixture.seedSwapUp.make()
         h.step(.pageDisconnected(W2))
         #expect(h.step(.close(reason: "idle"), afterMs: 7) == [
             .reply(.closed),
@@ -279,7 +279,7 @@ import Testing
     }
 
     @Test func everyInputAfterCloseFails() {
-        var h = Fixture.pwaUp.make()
+        var h = EngineFixture.pwaUp.make()
         h.step(.close(reason: "closed"))
         let inputs: [SessionInput] = [
             .createRoot(url: "http://app/", token: "t", connected: true),
@@ -292,14 +292,14 @@ import Testing
             .timerFired(T1), .timerFired(T2), .close(reason: "closed"),
         ]
         for input in inputs {
-            expectFailure(&h, input, .closed)
+            EngineCheck.expectFailure(&h, input, .closed)
         }
     }
 
     // MARK: Ids
 
     @Test func idsAreNeverReused() {
-        var h = Fixture.twoViews.make()
+        var h = EngineFixture.twoViews.make()
         h.step(.back(requester: nil, singleTab: false))  // W2 popped
         #expect(h.step(.navigateToUrl(url: "http://app/n", token: "tn", requester: W1, singleTab: false)).first
                 == .reply(.navigateToUrl(webview: W3, token: "tn")))
@@ -311,12 +311,12 @@ import Testing
         h.step(.back(requester: nil, singleTab: false))  // N1 popped
         #expect(h.step(.pushNative(url: "tt://b", requester: nil)).first == .reply(.pushNative(screen: N2)))
         // Popped ids stay unknown.
-        expectFailure(&h, .pageConnected(W2, url: nil), .unknownWebview(W2))
-        expectFailure(&h, .pwaRendered(from: P1), .unknownWebview(P1))
+        EngineCheck.expectFailure(&h, .pageConnected(W2, url: nil), .unknownWebview(W2))
+        EngineCheck.expectFailure(&h, .pwaRendered(from: P1), .unknownWebview(P1))
     }
 
     @Test func pageConnectedReplacesTheUrlOnlyWhenGiven() {
-        var h = Fixture.rootNoPage.make()
+        var h = EngineFixture.rootNoPage.make()
         h.step(.pageConnected(W1, url: nil))
         #expect(h.engine.webView(W1)?.url == "http://app/")
         h.step(.pageConnected(W1, url: "http://app/reloaded"))
@@ -325,7 +325,7 @@ import Testing
     }
 
     @Test func queries() {
-        let h = Fixture.seed.make()
+        let h = EngineFixture.seed.make()
         #expect(h.engine.top?.id == W3)
         #expect(h.engine.canGoBack)
         #expect(h.engine.index(of: W2) == 2)
@@ -333,7 +333,7 @@ import Testing
         #expect(h.engine.index(of: W9) == nil)
         #expect(h.engine.webView(P1) == nil)
         #expect(h.engine.webViews.map(\.id) == [W1, W2, W3])
-        #expect(Fixture.root.make().engine.canGoBack == false)
-        #expect(Fixture.empty.make().engine.top == nil)
+        #expect(EngineFixture.root.make().engine.canGoBack == false)
+        #expect(EngineFixture.empty.make().engine.top == nil)
     }
 }

@@ -5,14 +5,14 @@ import Testing
 /// failure), the stack afterwards and the foreground afterwards. Failures must leave the engine
 /// `==` to what it was. The effects of the interesting rows are checked in full in the other
 /// engine suites.
-@Suite struct EngineTableTests {
+@Suite struct EngineTableTests: EngineIDs {
     enum Outcome: Sendable {
         case reply(SessionReply)
-        case failure(ErrorMatch)
+        case failure(EngineErrorMatch)
     }
 
     struct Row: Sendable, CustomTestStringConvertible {
-        let fixture: Fixture
+        let fixture: EngineFixture
         let input: SessionInput
         let outcome: Outcome
         /// `SessionEngine.rendering` afterwards (successes only).
@@ -25,13 +25,13 @@ import Testing
     }
 
     static func ok(
-        _ fixture: Fixture, _ input: SessionInput, _ reply: SessionReply, _ after: String,
+        _ fixture: EngineFixture, _ input: SessionInput, _ reply: SessionReply, _ after: String,
         fg: String? = nil, line: Int = #line
     ) -> Row {
         Row(fixture: fixture, input: input, outcome: .reply(reply), after: after, foreground: fg, line: line)
     }
 
-    static func fail(_ fixture: Fixture, _ input: SessionInput, _ error: ErrorMatch, line: Int = #line) -> Row {
+    static func fail(_ fixture: EngineFixture, _ input: SessionInput, _ error: EngineErrorMatch, line: Int = #line) -> Row {
         Row(fixture: fixture, input: input, outcome: .failure(error), after: "", foreground: nil, line: line)
     }
 
@@ -192,8 +192,8 @@ import Testing
             let failures = effects.filter { if case .failure = $0 { true } else { false } }
             #expect(replies.count == 1 && failures.isEmpty, "effects: \(effects)", sourceLocation: location)
             #expect(h.rendering == row.after, sourceLocation: location)
-            #expect(foregroundSummary(h.engine) == row.foreground, sourceLocation: location)
-            #expect(invariantViolations(h.engine) == [], sourceLocation: location)
+            #expect(EngineCheck.foreground(h.engine) == row.foreground, sourceLocation: location)
+            #expect(EngineCheck.invariantViolations(h.engine) == [], sourceLocation: location)
             if case .close = row.input {
                 #expect(h.engine.isClosed, sourceLocation: location)
             } else {
@@ -212,8 +212,8 @@ import Testing
     }
 
     /// The fixtures themselves are what their names say.
-    @Test(arguments: Fixture.allCases)
-    func fixture(_ fixture: Fixture) {
+    @Test(arguments: EngineFixture.allCases)
+    func fixture(_ fixture: EngineFixture) {
         let h = fixture.make()
         let expected: (String, String?) =
             switch fixture {
@@ -230,8 +230,8 @@ import Testing
             case .closed: ("W1(*C)~", nil)
             }
         #expect(h.rendering == expected.0)
-        #expect(foregroundSummary(h.engine) == expected.1)
+        #expect(EngineCheck.foreground(h.engine) == expected.1)
         #expect(h.engine.isClosed == (fixture == .closed))
-        #expect(invariantViolations(h.engine) == [])
+        #expect(EngineCheck.invariantViolations(h.engine) == [])
     }
 }

@@ -194,3 +194,86 @@ import Testing
         #expect(TestLog.contains(.error, "lws: ERROR on binding fd"))
     }
 }
+
+@Suite struct TimerHeapTests {
+    @Test func popsInDeadlineThenSerialOrder() {
+        var generator = SystemRandomNumberGenerator()
+        var heap = TimerHeap()
+        var reference: [TimerHeap.Item] = []
+        var serial: UInt64 = 0
+        for round in 0..<200 {
+            for _ in 0..<Int.random(in: 0...20, using: &generator) {
+                serial += 1
+                // Few distinct deadlines, so ties (broken by serial) are common.
+                let item = TimerHeap.Item(deadline: Int64.random(in: 0..<30, using: &generator), serial: serial)
+                heap.push(item)
+                reference.append(item)
+            }
+            reference.sort(by: <)
+            for _ in 0..<Int.random(in: 0...15, using: &generator) {
+                let popped = heap.popMin()
+                #expect(popped == reference.first, "round \(round)")
+                if !reference.isEmpty { reference.removeFirst() }
+            }
+            if round % 50 == 49 {
+                heap.rebuild(reference.shuffled(using: &generator))
+            }
+        }
+        reference.sort(by: <)
+        while let item = heap.popMin() {
+            #expect(item == reference.removeFirst())
+        }
+        #expect(reference.isEmpty && heap.count == 0)
+    }
+}
+
+extension TimerTests {
+    @Test func aTimerReschedulingItselfDoesNotStarveOtherWork() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let stop = Locked(false)
+        let rounds = Recorder<Int>()
+        service.remote.enqueue { (t: Transport) in
+            var n = 0
+            func again() {
+                n += 1
+                if stop.withLock({ $0 }) { rounds.append(n); return }
+                _ = t.schedule(afterMicroseconds: 0) { again() }
+            }
+            again()
+        }
+        // This work item can only run if the loop keeps servicing its wake-up pipe.
+        service.remote.enqueue { stop.withLock { $0 = true } }
+        #expect(rounds.wait(forCount: 1))
+    }
+
+    @Test func manyCancelledTimersAreCompacted() throws {
+        let service = ServiceThread()
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let sizes = service.sync { t -> (Int, Int) in
+            let handles = (0..<20_000).map { _ in t.schedule(afterMilliseconds: 60_000) {} }
+            for h in handles.dropLast(10) { t.cancel(h) }
+            return (t.pendingTimerCount, t.timerHeap.count)
+        }
+        #expect(sizes?.0 == 10)
+        #expect((sizes?.1 ?? .max) <= 2048)
+    }
+}
+
+extension RemoteTests {
+    @Test func stopBeforeRunStartsAndEndsAtOnce() throws {
+        let started = Recorder<Int>()
+        var config = ServiceThread.defaultConfiguration()
+        config.shutdownDeadlineMilliseconds = 120_000  // waiting for it would time the test out
+        let service = ServiceThread(configuration: config, makeDelegate: { t in
+            t.remote.stop()
+            t.remote.enqueue { (t: Transport) in started.append(t.port) }
+            return nil
+        })
+        // run() still binds, runs the queued work, then returns without waiting for anything.
+        #expect(service.waitFinished(seconds: 60))
+        #expect(started.all.count == 1 && started.all[0] > 0)
+    }
+}

@@ -200,4 +200,21 @@ final class ScriptedDelegate: TransportDelegate {
         #expect(service.waitFinished())
         #expect(events.all.filter { $0.hasPrefix("close:") }.count == 5)
     }
+
+    @Test func aPeerThatNeverAnswersOurCloseIsDroppedAfterTheGracePeriod() throws {
+        let events = Recorder<String>()
+        let service = ServiceThread(makeDelegate: { t in
+            let d = ScriptedDelegate(t, events: events)
+            d.onOpen = { t, id, _ in t.close(id, code: 4001, reason: "go away") }
+            return d
+        })
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let client = try RawClient(port: service.port, timeoutSeconds: 30)
+        #expect(try client.readFrame().closeCode == 4001)
+        // No close in reply: the transport still ends the connection (closeGraceSeconds).
+        #expect(events.wait(forCount: 3, seconds: Double(Transport.closeGraceSeconds) + 20))
+        #expect(events.all.last?.hasPrefix("close:") == true)
+        #expect(throws: RawClientError.closed) { _ = try client.readFrame() }
+    }
 }

@@ -1,5 +1,5 @@
 """Helpers for the real-browser tests (test_browser.py): headless Chromium driven over the
-DevTools protocol (CDP), a protocol controller, and a small launcher for the daemon.
+DevTools protocol (CDP) and a protocol controller. The daemon comes from conftest.py.
 
 No selenium: Chromium is started with --remote-debugging-port=0, the port is read from
 DevToolsActivePort in its --user-data-dir, and CDP is spoken over one WebSocket in flat
@@ -13,8 +13,6 @@ import asyncio
 import json
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -41,13 +39,6 @@ def find_chromium() -> str | None:
     return None
 
 
-def find_bridged() -> Path | None:
-    for candidate in (os.environ.get("BRIDGED_BIN"), REPO / ".build" / "release" / "bridged"):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return Path(candidate)
-    return None
-
-
 async def wait_until(predicate: Callable[[], Any], what: str, timeout: float = WAIT_S, *, wake: asyncio.Event) -> Any:
     """Waits until predicate() is truthy, re-checking whenever `wake` is set."""
     deadline = time.monotonic() + timeout
@@ -63,45 +54,6 @@ async def wait_until(predicate: Callable[[], Any], what: str, timeout: float = W
             await asyncio.wait_for(wake.wait(), remaining)
         except asyncio.TimeoutError:
             pass
-
-
-# ---------------------------------------------------------------------------------------------
-# The daemon
-
-
-@dataclass
-class Daemon:
-    process: subprocess.Popen
-    base: str  # http://HOST:PORT
-
-    @property
-    def ws_url(self) -> str:
-        return self.base.replace("http://", "ws://", 1) + "/bridge"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def start_daemon(binary: Path, *args: str) -> Daemon:
-    """Starts `bridged --port 0 --static js-client/demo …` and waits for its `listening on` line."""
-    process = subprocess.Popen(
-        [str(binary), "--host", "127.0.0.1", "--port", "0", "--static", str(DEMO_DIR), *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    line = process.stdout.readline().strip()  # the contract: the first line names the real port
-    if not line.startswith("listening on "):
-        process.kill()
-        process.wait()
-        raise RuntimeError(f"bridged did not start: first line {line!r}, exit {process.poll()}")
-    return Daemon(process, line.removeprefix("listening on ").rstrip("/"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 protocol) loads the demo from a running `bridged`; a controller reads the daemon's stack after
 every step.
 
-Skipped only when chromium is absent (`make deps-test` installs it). Needs the release daemon
-(`swift build -c release`; BRIDGED_BIN overrides the path), as `make test` builds it first.
+Skipped only when chromium is absent (`make deps-test` installs it). Needs the daemon binary
+(`swift build -c release`; BRIDGED_BIN overrides the path; see conftest.py), which `make test`
+builds first.
 """
 
 from __future__ import annotations
@@ -12,14 +13,8 @@ import asyncio
 
 import pytest
 
-from browser_support import (
-    ASTRO_USER_AGENT,
-    Browser,
-    Controller,
-    find_bridged,
-    find_chromium,
-    start_daemon,
-)
+from browser_support import ASTRO_USER_AGENT, DEMO_DIR, Browser, Controller, find_chromium
+from conftest import start_daemon
 
 CHROMIUM = find_chromium()
 
@@ -29,11 +24,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def daemon():
-    binary = find_bridged()
-    if binary is None:
-        pytest.fail("no bridged binary: run `swift build -c release` (or set BRIDGED_BIN)")
-    d = start_daemon(binary)
+def browser_daemon():
+    """One daemon for the module, serving the demo at /app/ (as `make run` does)."""
+    d = start_daemon("--host", "127.0.0.1", "--static", str(DEMO_DIR))
     yield d
     d.stop()
 
@@ -45,7 +38,7 @@ def run(coro, timeout=180):
 async def open_session(daemon, path="/app/"):
     """A controller, a session created for `path`, and a browser tab that claims its W1."""
     ctl = await Controller.open(daemon.ws_url)
-    created = await ctl.call("session.create", {"url": daemon.base + path})
+    created = await ctl.call("session.create", {"url": daemon.url + path})
     return ctl, created
 
 
@@ -75,11 +68,11 @@ class Steps:
         return await self.ctl.call("navigation.back", {"session": self.session})
 
 
-def test_seed_scenario_in_a_real_browser(daemon):
+def test_seed_scenario_in_a_real_browser(browser_daemon):
     """P1 W1 W2 P2 P3 W3 built by clicking through the demo, then six backs from the host."""
 
     async def scenario():
-        ctl, created = await open_session(daemon)
+        ctl, created = await open_session(browser_daemon)
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
@@ -179,11 +172,11 @@ def test_seed_scenario_in_a_real_browser(daemon):
     run(scenario())
 
 
-def test_a_reload_reclaims_the_same_web_view(daemon):
+def test_a_reload_reclaims_the_same_web_view(browser_daemon):
     """The claim is in the address bar (also in pushed urls, as the demo keeps it): a reload re-claims."""
 
     async def scenario():
-        ctl, created = await open_session(daemon)
+        ctl, created = await open_session(browser_daemon)
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
@@ -193,15 +186,20 @@ def test_a_reload_reclaims_the_same_web_view(daemon):
             await tab.goto(created["pageUrl"])
             await s.rendered("W1", removed=False)
             ctl.clear()
+            since = tab.mark()
             await tab.click("#nav-about")
             await s.rendered("W1", removed=True)
             await s.expect_stack("P1 W1", "a PWA navigation")
+            # The browser process learns of the pushState asynchronously; a reload before that
+            # would reload the previous url.
+            pushed = await tab.wait_cdp_event("Page.navigatedWithinDocument", since)
+            assert "view=about" in pushed["params"]["url"] and "bridge_webview=W1" in pushed["params"]["url"]
             ctl.clear()
             await tab.send("Page.reload")
             await s.connected("W1")
             await s.rendered("W1", removed=False)
             await s.expect_stack("P1 W1", "a reload")
-            assert await s.view() == "about"
+            assert await s.view() == "about", await tab.location()
             # and the host's back still swaps and the page goes back
             ctl.clear()
             result = await s.back()
@@ -215,11 +213,11 @@ def test_a_reload_reclaims_the_same_web_view(daemon):
     run(scenario())
 
 
-def test_which_clicks_are_intercepted(daemon):
+def test_which_clicks_are_intercepted(browser_daemon):
     """Only clicks that would load another document in this tab become `navigate` events."""
 
     async def scenario():
-        ctl, created = await open_session(daemon, "/app/links.html")
+        ctl, created = await open_session(browser_daemon, "/app/links.html")
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:
@@ -235,7 +233,11 @@ def test_which_clicks_are_intercepted(daemon):
             since = tab.mark()
             await tab.click("#hash")
             assert (await tab.location()).endswith("#section")
-            assert await tab.eval("document.body.dataset.hashchanges") == "1"
+            hashchanges = await tab.eval(  # hashchange is dispatched after the click returns
+                "new Promise(r => document.body.dataset.hashchanges ? r(document.body.dataset.hashchanges)"
+                " : addEventListener('hashchange', () => r(document.body.dataset.hashchanges), {once: true}))"
+            )
+            assert hashchanges == "1"
             await tab.click("#pushed")
             assert await tab.eval("document.body.dataset.pushed") == "true"
             await tab.click("#blank")
@@ -257,12 +259,12 @@ def test_which_clicks_are_intercepted(daemon):
     run(scenario())
 
 
-def test_an_astro_pwa_runs_unchanged_with_the_shim(daemon):
+def test_an_astro_pwa_runs_unchanged_with_the_shim(browser_daemon):
     """astro.html only adds <script type="module" src="/bridge.js?astro">; Chromium runs with
     --user-agent containing "Astro App", so the PWA believes it is in the app."""
 
     async def scenario():
-        ctl, created = await open_session(daemon, "/app/astro.html")
+        ctl, created = await open_session(browser_daemon, "/app/astro.html")
         session = created["session"]
         browser = await Browser.launch(CHROMIUM, user_agent=ASTRO_USER_AGENT)
         try:
@@ -307,9 +309,9 @@ def test_an_astro_pwa_runs_unchanged_with_the_shim(daemon):
     run(scenario())
 
 
-def test_without_the_app_user_agent_an_astro_pwa_stays_a_website(daemon):
+def test_without_the_app_user_agent_an_astro_pwa_stays_a_website(browser_daemon):
     async def scenario():
-        ctl, created = await open_session(daemon, "/app/astro.html")
+        ctl, created = await open_session(browser_daemon, "/app/astro.html")
         session = created["session"]
         browser = await Browser.launch(CHROMIUM)
         try:

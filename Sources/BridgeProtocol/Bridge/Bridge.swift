@@ -30,6 +30,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var hasEmittedStackChanged = false
     /// Where the reply of the router action being performed goes (see `writeOutcome`).
     var replyMark: Int?
+    /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
+    var traceLines: [String] = []
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
@@ -63,6 +65,13 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         effects.removeAll(keepingCapacity: true)
     }
 
+    /// The trace lines accumulated since the last call (empty unless `configuration.trace`).
+    public mutating func drainTrace() -> [String] {
+        guard !traceLines.isEmpty else { return [] }
+        defer { traceLines.removeAll(keepingCapacity: true) }
+        return traceLines
+    }
+
     @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, role: .fresh)
@@ -86,6 +95,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         switch Frame.classify(text) {
         case .success(let f): frame = f
         case .failure(let failure):
+            if failure.isEvent, case .fresh? = clients[client]?.role { return }  // events before hello are ignored
             sendError(client, id: failure.id, failure.error)
             return
         }

@@ -88,6 +88,7 @@ extension Bridge {
     }
 
     mutating func observe(_ sid: String, _ observation: Observation, cause: String) {
+        if configuration.trace { trace(sid, observation, cause: cause) }
         switch observation {
         case .stackChanged:
             if sessions[sid]?.route != nil {
@@ -140,6 +141,33 @@ extension Bridge {
         case .pageDisconnected(let webview):
             emit(sid, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
         }
+    }
+
+    /// A line for people watching the daemon's log (`BridgeConfiguration.trace`).
+    mutating func trace(_ sid: String, _ observation: Observation, cause: String) {
+        let line: String
+        switch observation {
+        case .stackChanged:
+            line = "\(cause): \(sessions[sid]?.engine.rendering ?? "")"
+        case .foregroundShown(let webview, let kind, let timeoutMs):
+            line = "foreground \(kind.rawValue) over \(webview) (fallback in \(timeoutMs) ms)"
+        case .foregroundRemoved(let webview, let reason, let latencyMs):
+            line = "foreground over \(webview) removed: \(reason.rawValue) after \(latencyMs) ms"
+        case .pwaRendered(let webview, _, let late):
+            guard late else { return }
+            line = "late pwa-rendered from \(webview): its foreground had already timed out"
+        case .webviewOpen(let webview, let url, _):
+            line = "web view \(webview) opened for \(url)"
+        case .webviewClosed(let webview):
+            line = "web view \(webview) closed"
+        case .pageConnected(let webview):
+            line = "page connected to \(webview)"
+        case .pageDisconnected(let webview):
+            line = "page of \(webview) disconnected"
+        case .pwaNavigated:
+            return
+        }
+        traceLines.append("\(sid) \(line)")
     }
 
     // MARK: Controllers
@@ -367,9 +395,10 @@ extension Bridge {
         return String(decoding: out, as: UTF8.self)
     }
 
+    /// Equal strings, compared in time that depends on the lengths only.
     static func constantTimeEquals(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
-        var diff = UInt8(truncatingIfNeeded: x.count ^ y.count)
+        var diff: UInt8 = x.count == y.count ? 0 : 1
         for i in 0..<max(x.count, y.count) {
             diff |= (i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0)
         }

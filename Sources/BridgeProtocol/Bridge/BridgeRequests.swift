@@ -182,7 +182,11 @@ extension Bridge {
         nextSessionSerial += 1
         let record = SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: configuration.engine))
         if let page { record.pages[.webview(1)] = page }
-        if let subscriber { record.subscribers.append((subscriber, .all)) }
+        if let subscriber {
+            // The creator hears what its all-sessions subscription asked for, else everything.
+            let filter = allSubscribers.first { $0.client == subscriber }?.filter ?? .all
+            record.subscribers.append((subscriber, filter))
+        }
         sessions.insert(record)
         sessionIDBySerial[serial] = sid
         if let subscriber, case .controller(var info)? = clients[subscriber]?.role {

@@ -41,6 +41,10 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var controllerToken: String?
     /// Reported by `hello` to controllers and by `/healthz`.
     public var version: String
+    /// Keep a human-readable line for every transition (stacks in the seed's notation,
+    /// foregrounds, late `pwa-rendered`), for the daemon's log. Off by default: it costs a
+    /// string per transition.
+    public var trace: Bool = false
 
     public init(
         engine: EngineConfiguration = EngineConfiguration(),

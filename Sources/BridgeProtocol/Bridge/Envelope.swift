@@ -6,6 +6,8 @@ enum Frame {
     struct Failure: Error {
         var id: Int64?
         var error: ProtocolError
+        /// The frame was an event (events before `hello` are ignored, malformed or not).
+        var isEvent = false
     }
 
     static let maxID: Int64 = 1 << 53
@@ -48,11 +50,11 @@ enum Frame {
         }
         if let eventValue = object["event"], idValue == nil {
             guard case .string(let name) = eventValue, !name.isEmpty else {
-                return .failure(Failure(id: nil, error: ProtocolError(.invalidRequest, "\"event\" must be a non-empty string")))
+                return .failure(Failure(id: nil, error: ProtocolError(.invalidRequest, "\"event\" must be a non-empty string"), isEvent: true))
             }
             switch params(object) {
             case .success(let p): return .success(.event(name: name, params: p))
-            case .failure(let e): return .failure(Failure(id: nil, error: e))
+            case .failure(let e): return .failure(Failure(id: nil, error: e, isEvent: true))
             }
         }
         return .failure(Failure(id: id, error: ProtocolError(.invalidRequest, "a frame needs \"method\" (a request) or \"event\" without \"id\" (an event)")))

@@ -153,13 +153,14 @@ public struct SessionEngine: Equatable, Sendable {
             effects.append(.failure(.limitExceeded("the stack holds \(stack.count) items, the most --max-stack-depth allows")))
             return
         }
-        guard case .webview(var w) = stack[i] else { return }
+        // The web view is on top: move it off the stack rather than copy it.
+        guard case .webview(var w) = stack.removeLast() else { preconditionFailure("\(id) is not a web view") }
         let placeholder = Placeholder(id: .placeholder(nextPlaceholder), of: id, url: w.url, title: w.title)
         nextPlaceholder += 1
         if let url { w.url = url }
         if let title { w.title = title }
         w.mode = .pwa
-        stack[i] = .placeholder(placeholder)
+        stack.append(.placeholder(placeholder))
         stack.append(.webview(w))
         version &+= 1
         effects.append(.reply(.pwaNavigate(placeholder: placeholder.id)))
@@ -179,11 +180,9 @@ public struct SessionEngine: Equatable, Sendable {
             removeForeground(.rendered, now: now, into: &effects)
             return
         }
-        let late = stack[i].webview?.lastRemoval == .timeout
-        if late {
-            // Reported late once per timed-out foreground.
-            updateWebView(at: i) { $0.lastRemoval = .rendered }
-        }
+        // Late: this web view's last foreground timed out and none is up now (contract §6); it
+        // stays late for every `pwa-rendered` until a new foreground is shown over it.
+        let late = stack[i].webViewLastRemoval == .timeout
         effects.append(.reply(.pwaRendered(removed: false, latencyMs: nil)))
         effects.append(.observe(.pwaRendered(webview: id, removed: false, late: late)))
     }
@@ -204,7 +203,7 @@ public struct SessionEngine: Equatable, Sendable {
     private func checkPush(requester: ItemID?, what: String) -> EngineError? {
         if let requester {
             guard webViewIndex(requester) != nil else { return .unknownWebview(requester) }
-            guard stack.last?.id == requester else {
+            guard topID == requester else {
                 return .conflict("\(what) from \(requester), which is covered (top is \(stack.last.map { "\($0.id)" } ?? "nothing"))")
             }
         }
@@ -219,7 +218,7 @@ public struct SessionEngine: Equatable, Sendable {
             effects.append(.failure(error))
             return
         }
-        let previousTop = stack.last?.webview
+        let previousTop = topID.flatMap { stack[stack.count - 1].webViewIsConnected ? $0 : nil }
         let id = ItemID.webview(nextWebView)
         nextWebView += 1
         stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: false, token: token)))
@@ -230,8 +229,8 @@ public struct SessionEngine: Equatable, Sendable {
         effects.append(.observe(.webviewOpen(webview: id, url: url, token: token)))
         guard singleTab else { return }
         // The one browser tab follows the top of the stack: the page that was on top leaves.
-        let leaving: ItemID? = requester ?? (previousTop?.connected == true ? previousTop?.id : nil)
-        if let leaving, let i = webViewIndex(leaving), stack[i].webview?.connected == true {
+        let leaving: ItemID? = requester ?? previousTop
+        if let leaving, let i = webViewIndex(leaving), stack[i].webViewIsConnected {
             effects.append(.sendToPage(leaving, .load(LoadTarget(webview: id, url: url, token: token))))
             effects.append(.closePage(leaving, code: 1000))
             updateWebView(at: i) { $0.connected = false }
@@ -261,34 +260,38 @@ public struct SessionEngine: Equatable, Sendable {
                 effects.append(.failure(.unknownWebview(requester)))
                 return
             }
-            guard stack.last?.id == requester else {
+            guard topID == requester else {
                 effects.append(.failure(.conflict("back from \(requester), which is not on top (top is \(stack.last.map { "\($0.id)" } ?? "nothing"))")))
                 return
             }
         }
-        guard stack.count > 1, let top = stack.last else {
+        guard stack.count > 1 else {
             effects.append(.reply(.back(action: .none, removed: [])))
             return
         }
-        let below = stack[stack.count - 2]
-        if case .webview(var w) = top, case .placeholder(let p) = below {
+        if kind(at: stack.count - 1) == .webview, kind(at: stack.count - 2) == .placeholder {
             // Swap: the web view goes back one step in its own history; the placeholder's image
-            // covers it until the PWA has rendered that step.
-            w.url = p.url
-            w.title = p.title
-            stack.removeLast(2)
-            stack.append(.webview(w))
+            // covers it until the PWA has rendered that step. (The placeholder is moved off the
+            // stack and the web view changed in place, neither is copied.)
+            let below = stack.remove(at: stack.count - 2)
+            guard case .placeholder(let p) = consume below else { preconditionFailure("the kind was just checked") }
+            let top = stack.count - 1
+            let id = stack[top].id
+            _ = stack[top].modifyWebView { w in
+                w.url = p.url
+                w.title = p.title
+            }
             version &+= 1
             effects.append(.reply(.back(action: .swap, removed: [p.id])))
             effects.append(.observe(.stackChanged))
-            effects.append(.sendToPage(w.id, .back(placeholder: p.id, url: p.url)))
-            showForeground(over: w.id, kind: .placeholder, now: now, into: &effects)
+            effects.append(.sendToPage(id, .back(placeholder: p.id, url: p.url)))
+            showForeground(over: id, kind: .placeholder, now: now, into: &effects)
             return
         }
-        stack.removeLast()
+        let top = stack.removeLast()
         version &+= 1
         effects.append(.reply(.back(action: .pop, removed: [top.id])))
-        discard([top], singleTab: singleTab, now: now, into: &effects)
+        discard(CollectionOfOne(top), singleTab: singleTab, now: now, into: &effects)
     }
 
     private mutating func popToRoot(singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
@@ -305,16 +308,16 @@ public struct SessionEngine: Equatable, Sendable {
     }
 
     /// Effects of items just taken off the stack, top first: foregrounds closed, pages told and
-    /// closed. In single-tab mode the page that was on top is sent to the uncovered web view
-    /// when no page shows it.
-    private mutating func discard(_ removed: [StackItem], singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+    /// closed. In single-tab mode the topmost removed page (the one showing the tab) is sent to
+    /// the uncovered web view when no page shows it.
+    private mutating func discard(_ removed: some Collection<StackItem>, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
         if let fg = foreground, removed.contains(where: { $0.id == fg.webview }) {
             removeForeground(.closed, now: now, into: &effects)
         }
         effects.append(.observe(.stackChanged))
         var load: LoadTarget?
-        if singleTab, case .webview(let uncovered)? = stack.last, !uncovered.connected {
-            load = LoadTarget(webview: uncovered.id, url: uncovered.url, token: uncovered.token)
+        if singleTab, !stack.isEmpty {
+            load = stack[stack.count - 1].loadTargetIfWithoutPage
         }
         for item in removed {
             guard case .webview(let w) = item else { continue }
@@ -414,18 +417,22 @@ public struct SessionEngine: Equatable, Sendable {
     private mutating func close(reason: String, now: Int64, into effects: inout [SessionEffect]) {
         effects.append(.reply(.closed))
         if foreground != nil { removeForeground(.closed, now: now, into: &effects) }
-        for item in stack.reversed() {
-            guard case .webview(let w) = item, w.connected else { continue }
-            effects.append(.sendToPage(w.id, .closed(reason: reason, load: nil)))
-            effects.append(.closePage(w.id, code: 1000))
-        }
-        for i in stack.indices where stack[i].isWebView {
+        for i in stack.indices.reversed() where stack[i].webViewIsConnected {
+            let id = stack[i].id
+            effects.append(.sendToPage(id, .closed(reason: reason, load: nil)))
+            effects.append(.closePage(id, code: 1000))
             updateWebView(at: i) { $0.connected = false }
         }
         isClosed = true
     }
 
     // MARK: - Helpers
+
+    /// The kind of the item at `i`, read in place.
+    private func kind(at i: Int) -> ItemID.Kind { stack[i].id.kind }
+
+    /// The top item's id, read in place (`stack.last` would copy the item and its strings).
+    private var topID: ItemID? { stack.isEmpty ? nil : stack[stack.count - 1].id }
 
     private func webViewIndex(_ id: ItemID) -> Int? {
         guard id.kind == .webview else { return nil }
@@ -439,13 +446,45 @@ public struct SessionEngine: Equatable, Sendable {
     }
 
     private mutating func updateWebView(at i: Int, _ change: (inout WebView) -> Void) {
-        guard case .webview(var w) = stack[i] else { return }
-        change(&w)
-        stack[i] = .webview(w)
-        version &+= 1
+        if stack[i].modifyWebView(change) { version &+= 1 }
     }
 
     static func milliseconds(_ microseconds: Int64) -> Int {
         Int((max(0, microseconds) + 500) / 1000)
+    }
+}
+
+extension StackItem {
+    // Reads of one field of a web view in place; `webview?.field` would copy the whole web view.
+
+    fileprivate var webViewIsConnected: Bool {
+        if case .webview(let w) = self { return w.connected }
+        return false
+    }
+
+    fileprivate var webViewLastRemoval: RemovalReason? {
+        if case .webview(let w) = self { return w.lastRemoval }
+        return nil
+    }
+
+    /// Where a page goes to show this web view, when it is a web view without a page.
+    fileprivate var loadTargetIfWithoutPage: LoadTarget? {
+        if case .webview(let w) = self, !w.connected { return LoadTarget(webview: w.id, url: w.url, token: w.token) }
+        return nil
+    }
+
+    /// Applies `change` to the web view in place, without copying it out of the stack (a copy
+    /// retains and releases each of its strings); false for other items.
+    @inline(__always)
+    fileprivate mutating func modifyWebView(_ change: (inout WebView) -> Void) -> Bool {
+        switch consume self {
+        case .webview(var w):
+            change(&w)
+            self = .webview(w)
+            return true
+        case let other:
+            self = other
+            return false
+        }
     }
 }

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-enum RawClientError: Error {
+enum RawClientError: Error, Equatable {
     case connect(Int32)
     case handshake(String)
     case closed
