@@ -152,7 +152,7 @@ class Bench:
     def __init__(self, args):
         self.args = args
         self.results = []
-        self.bridged = os.path.join(ROOT, ".build", "release", "bridged")
+        self.bridged = args.bridged or os.path.join(ROOT, ".build", "release", "bridged")
         self.load = os.path.join(ROOT, ".build", "release", "bridge-load")
         self.echo = os.path.join(ROOT, ".build", "bench", "echo-server")
 
@@ -448,6 +448,7 @@ def main():
     ap.add_argument("--only", nargs="+", default=["throughput", "rate", "scale", "timers"],
                     choices=["throughput", "rate", "scale", "timers"])
     ap.add_argument("--repeat", type=int, default=3, help="rounds of each bridged/echo throughput run (median reported)")
+    ap.add_argument("--bridged", help="the bridged binary to measure (default .build/release/bridged)")
     ap.add_argument("--daemon-cpu", type=int, default=0)
     ap.add_argument("--load-cpu", type=int, default=1)
     ap.add_argument("--out", default=os.path.join(BENCH, "results"), help="directory for latest.md/latest.json")
