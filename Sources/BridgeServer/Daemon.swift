@@ -26,22 +26,25 @@ public final class Daemon: TransportDelegate {
     public let configuration: DaemonConfiguration
     let transport: Transport
     let logger: Logger
-    /// The state machine, kept behind a pointer: as a stored property of this class every use
-    /// (several per message) paid a dynamic exclusivity check. Only the service thread touches
-    /// it, and never re-entrantly while a mutating call is running.
-    private let bridgeStorage: UnsafeMutablePointer<Bridge<SystemRandomNumberGenerator>>
+    /// What every message touches, kept behind a pointer: as stored properties of this class
+    /// each use (a dozen per message) paid a dynamic exclusivity check. Only the service thread
+    /// touches it, and never re-entrantly while a mutating call on it is running.
+    struct HotState {
+        var bridge: Bridge<SystemRandomNumberGenerator>
+        /// Foreground timers (in deadline order) behind one transport timer; see DeadlineQueue.
+        var deadlines = DeadlineQueue<TimerKey>()
+        /// The effects being performed; its storage is reused from message to message.
+        var effectBuffer: [BridgeEffect] = []
+    }
+    private let hot: UnsafeMutablePointer<HotState>
     var bridge: Bridge<SystemRandomNumberGenerator> {
-        get { bridgeStorage.pointee }
-        _modify { yield &bridgeStorage.pointee }
-        set { bridgeStorage.pointee = newValue }
+        get { hot.pointee.bridge }
+        _modify { yield &hot.pointee.bridge }
+        set { hot.pointee.bridge = newValue }
     }
     var timers: [TimerKey: TimerHandle] = [:]
-    /// Foreground timers (in deadline order) behind one transport timer; see DeadlineQueue.
-    var deadlines = DeadlineQueue<TimerKey>()
     var deadlineTimer: TimerHandle?
     var deadlineTimerAt: Int64 = .max
-    /// The effects being performed; its storage is reused from message to message.
-    var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
     /// Called once on the service thread when the daemon accepts connections, with the real port.
@@ -51,14 +54,14 @@ public final class Daemon: TransportDelegate {
         self.configuration = configuration
         self.logger = logger
         self.transport = try Transport(configuration: configuration.transport, bridgeJS: bridgeJS, logger: logger)
-        bridgeStorage = .allocate(capacity: 1)
-        bridgeStorage.initialize(to: Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator()))
+        hot = .allocate(capacity: 1)
+        hot.initialize(to: HotState(bridge: Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator())))
         transport.delegate = self
     }
 
     deinit {
-        bridgeStorage.deinitialize(count: 1)
-        bridgeStorage.deallocate()
+        hot.deinitialize(count: 1)
+        hot.deallocate()
     }
 
     /// Serves until `remote.stop()`; the calling thread becomes the service thread.
@@ -139,9 +142,9 @@ public final class Daemon: TransportDelegate {
             for line in bridge.drainTrace() { logger.debug("\(line)") }
         }
         var effects: [BridgeEffect] = []
-        swap(&effects, &effectBuffer)
-        bridge.drainEffects(into: &effects)
-        defer { swap(&effects, &effectBuffer) }
+        swap(&effects, &hot.pointee.effectBuffer)
+        hot.pointee.bridge.drainEffects(into: &effects)
+        defer { swap(&effects, &hot.pointee.effectBuffer) }
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):
@@ -149,7 +152,7 @@ public final class Daemon: TransportDelegate {
             case .close(let client, let code, let reason):
                 transport.close(ConnectionID(raw: client.raw), code: UInt16(clamping: code), reason: reason)
             case .schedule(let key, let ms):
-                if deadlines.push(key, deadline: now + Int64(ms) * 1000) {
+                if hot.pointee.deadlines.push(key, deadline: now + Int64(ms) * 1000) {
                     armDeadlineTimer()
                 } else {
                     timers[key] = transport.schedule(afterMicroseconds: Int64(ms) * 1000) { [unowned self] in
@@ -159,14 +162,14 @@ public final class Daemon: TransportDelegate {
                     }
                 }
             case .cancel(let key):
-                if !deadlines.cancel(key), let handle = timers.removeValue(forKey: key) { transport.cancel(handle) }
+                if !hot.pointee.deadlines.cancel(key), let handle = timers.removeValue(forKey: key) { transport.cancel(handle) }
             }
         }
     }
 
     /// Keeps one transport timer armed for the earliest queued deadline.
     func armDeadlineTimer() {
-        guard let next = deadlines.nextDeadline() else { return }
+        guard let next = hot.pointee.deadlines.nextDeadline() else { return }
         if deadlineTimer != nil {
             if deadlineTimerAt <= next { return }  // fires early enough; it re-arms then
             transport.cancel(deadlineTimer!)
@@ -175,7 +178,7 @@ public final class Daemon: TransportDelegate {
         deadlineTimer = transport.schedule(afterMicroseconds: next - now) { [unowned self] in
             self.deadlineTimer = nil
             self.deadlineTimerAt = .max
-            for key in self.deadlines.popDue(now: self.now) {
+            for key in self.hot.pointee.deadlines.popDue(now: self.now) {
                 self.bridge.timerFired(key, at: self.now)
                 self.perform()
             }

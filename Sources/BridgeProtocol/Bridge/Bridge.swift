@@ -55,7 +55,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// and the host may call back into the bridge while it performs them.
     @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
     public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
-        buffer.removeAll(keepingCapacity: true)
+        while !buffer.isEmpty { buffer.removeLast() }  // keeps the storage, cheaper than removeAll
         swap(&buffer, &effects)
     }
 

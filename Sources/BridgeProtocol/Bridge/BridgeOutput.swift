@@ -23,7 +23,9 @@ extension Bridge {
         var list: [SessionEffect] = []
         swap(&list, &engineEffects)
         defer {
-            list.removeAll(keepingCapacity: true)
+            // (Element by element: removeAll(keepingCapacity:) goes through the generic
+            // replaceSubrange, several times dearer for the handful of effects of a step.)
+            while !list.isEmpty { list.removeLast() }
             swap(&list, &engineEffects)
         }
         guard let serial = sessions[sid]?.serial else { return }
