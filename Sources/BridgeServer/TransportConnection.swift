@@ -39,29 +39,59 @@ final class Connection {
     let id: UInt64
     let wsi: OpaquePointer
 
+    /// The mutable state, behind a pointer: stored properties of a class are reached through a
+    /// dynamic exclusivity check on every use, several per message here. Service thread only.
+    struct State {
+        var inMessage = false
+        var rxBinary = false
+        var rxCount = 0
+        var rxBuffer: [UInt8] = []
+        var queue = MessageQueue()
+        var headOffset = 0
+        var queuedBytes = 0
+        var writableRequested = false
+        var closeRequest: (code: UInt16, reason: String)?
+        var discardInput = false
+        var closeSent = false
+    }
+    private let state: UnsafeMutablePointer<State>
+
     // Receive side: reassembly of fragmented messages.
-    var inMessage = false
-    var rxBinary = false
-    var rxCount = 0
-    var rxBuffer: [UInt8] = []
+    var inMessage: Bool { get { state.pointee.inMessage } _modify { yield &state.pointee.inMessage } }
+    var rxBinary: Bool { get { state.pointee.rxBinary } _modify { yield &state.pointee.rxBinary } }
+    var rxCount: Int { get { state.pointee.rxCount } _modify { yield &state.pointee.rxCount } }
+    var rxBuffer: [UInt8] { get { state.pointee.rxBuffer } _modify { yield &state.pointee.rxBuffer } }
 
     // Send side.
-    var queue = MessageQueue()
+    var queue: MessageQueue { get { state.pointee.queue } _modify { yield &state.pointee.queue } }
     /// Bytes of `queue.first` already written (a message larger than one fragment).
-    var headOffset = 0
+    var headOffset: Int { get { state.pointee.headOffset } _modify { yield &state.pointee.headOffset } }
     /// Bytes queued and not yet handed to lws.
-    var queuedBytes = 0
-    var writableRequested = false
+    var queuedBytes: Int { get { state.pointee.queuedBytes } _modify { yield &state.pointee.queuedBytes } }
+    var writableRequested: Bool {
+        get { state.pointee.writableRequested }
+        _modify { yield &state.pointee.writableRequested }
+    }
     /// Set by `close` (or shutdown / overflow / oversized input): sent once the queue is empty.
-    var closeRequest: (code: UInt16, reason: String)?
+    var closeRequest: (code: UInt16, reason: String)? {
+        get { state.pointee.closeRequest }
+        _modify { yield &state.pointee.closeRequest }
+    }
     /// Input is read and dropped (we are closing).
-    var discardInput = false
+    var discardInput: Bool { get { state.pointee.discardInput } _modify { yield &state.pointee.discardInput } }
     /// Our close frame is out; waiting for the peer's.
-    var closeSent = false
+    var closeSent: Bool { get { state.pointee.closeSent } _modify { yield &state.pointee.closeSent } }
 
     init(id: UInt64, wsi: OpaquePointer) {
         self.id = id
         self.wsi = wsi
+        state = .allocate(capacity: 1)
+        state.initialize(to: State())
+    }
+
+    deinit {
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Accepts new outbound messages only while open and not closing.
