@@ -3,6 +3,7 @@
 /// - no Origin header: allowed (a non-browser client; browsers always send one);
 /// - `http(s)://127.0.0.1[:port]`, `http(s)://localhost[:port]`, `http(s)://[::1][:port]`: allowed;
 /// - an origin equal (after normalisation) to one of `allowedOrigins`: allowed;
+/// - every origin, when `allowedOrigins` holds `*` (as Chrome's `--remote-allow-origins=*`);
 /// - anything else, including `null` (file:// pages, sandboxed frames) unless `"null"` is listed,
 ///   and malformed values: refused with 403 at upgrade time.
 ///
@@ -10,15 +11,21 @@
 /// (`:80` for http/ws, `:443` for https/wss), as browsers do in the header.
 public struct OriginPolicy: Sendable {
     private let extra: Set<String>
+    private let any: Bool
 
     /// `allowedOrigins` must already be valid (see `TransportConfiguration.validate`); invalid
     /// entries are ignored here.
     public init(allowedOrigins: [String]) {
         extra = Set(allowedOrigins.compactMap(OriginPolicy.normalize))
+        any = allowedOrigins.contains("*")
     }
+
+    /// `*`, or an origin of the form `scheme://host[:port]`.
+    public static func isValidEntry(_ entry: String) -> Bool { entry == "*" || normalize(entry) != nil }
 
     public func isAllowed(_ origin: String?) -> Bool {
         guard let origin else { return true }
+        if any { return true }
         guard let parsed = OriginPolicy.parse(origin) else { return false }
         if extra.contains(parsed.normalized) { return true }
         guard parsed.scheme == "http" || parsed.scheme == "https" else { return false }

@@ -59,7 +59,7 @@ public struct TransportConfiguration: Sendable {
         if !(0...600_000).contains(shutdownDeadlineMilliseconds) {
             throw bad("shutdownDeadlineMilliseconds \(shutdownDeadlineMilliseconds) must be between 0 and 600000")
         }
-        for origin in allowedOrigins where OriginPolicy.normalize(origin) == nil {
+        for origin in allowedOrigins where !OriginPolicy.isValidEntry(origin) {
             throw bad("allowed origin '\(origin)' is not of the form scheme://host[:port] (or 'null')")
         }
         if let dir = staticDirectory {

@@ -40,7 +40,7 @@ struct DaemonOptions: ParsableArguments {
     var maxStackDepth: Int = 256
 
     @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
-        "An extra origin (scheme://host[:port]) allowed to open WebSockets; repeatable. Loopback origins are always allowed.",
+        "An extra origin (scheme://host[:port]) allowed to open WebSockets; repeatable; '*' allows every origin. Loopback origins are always allowed.",
         valueName: "origin"))
     var allowOrigin: [String] = []
 
@@ -90,7 +90,7 @@ struct DaemonOptions: ParsableArguments {
         try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
                   "--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevelName)')")
         for origin in allowOrigin {
-            try check(OriginPolicy.normalize(origin) != nil,
+            try check(OriginPolicy.isValidEntry(origin),
                       "--allow-origin '\(origin)' is not an origin of the form scheme://host[:port]")
         }
         if let config {

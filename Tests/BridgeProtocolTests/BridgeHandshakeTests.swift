@@ -162,7 +162,7 @@ import Testing
         #expect(h.eventParams(old.client, "closed") == [["reason": "replaced"]])
         #expect(trace(effects, for: newer) == ["reply \(id)"])
         #expect(h.bridge.sessions[old.session]?.pages[.webview(1)] == newer)
-        #expect(h.eventNames(ctl) == ["page.connected"])
+        #expect(h.eventNames(ctl) == ["page.disconnected", "page.connected"])
 
         h.refused(old.client, #"{"id":99,"method":"pwa-navigate"}"#, id: 99, code: "not-allowed")
         _ = h.take(ctl)

@@ -73,3 +73,21 @@ import Testing
         #expect(names == ["stack.changed"])
     }
 }
+
+@Suite struct BridgeReplacedPageTests {
+    @Test func controllersSeeTheReplacedPageLeaveBeforeTheNewOneArrives() {
+        var h = BridgeHarness()
+        let ctl = h.connect()
+        _ = h.request(ctl, "hello", ["protocol": 1, "role": "controller"])
+        _ = h.request(ctl, "session.subscribe")
+        let p = h.connect()
+        let hello = h.request(p, "hello", ["protocol": 1, "role": "page"])["result"]
+        _ = h.take(ctl)
+        let q = h.connect()
+        _ = h.request(q, "hello", ["protocol": 1, "role": "page", "session": hello?["session"] ?? .null,
+                                   "webview": "W1", "token": hello?["token"] ?? .null])
+        let names = h.take(ctl).compactMap { $0["event"]?.stringValue }
+        #expect(names == ["page.disconnected", "page.connected"])
+        #expect(h.closed[p] == 1000)
+    }
+}

@@ -32,6 +32,17 @@ import Testing
         #expect(p.isAllowed("null"))
     }
 
+    @Test func aStarAllowsEveryOrigin() throws {
+        let p = OriginPolicy(allowedOrigins: ["*"])
+        for o in ["http://evil.example", "null", "https://app.example:444", "http://127.0.0.1"] {
+            #expect(p.isAllowed(o), "\(o)")
+        }
+        #expect(OriginPolicy.isValidEntry("*") && !OriginPolicy.isValidEntry("**") && !OriginPolicy.isValidEntry("http://"))
+        var c = TransportConfiguration()
+        c.allowedOrigins = ["*"]
+        try c.validate()
+    }
+
     @Test func normalize() {
         #expect(OriginPolicy.normalize("HTTP://Example.COM:80/") == "http://example.com")
         #expect(OriginPolicy.normalize("https://example.com:8443") == "https://example.com:8443")

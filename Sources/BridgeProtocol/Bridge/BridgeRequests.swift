@@ -108,6 +108,10 @@ extension Bridge {
             clients[old]?.role = .detached(session: sid, webview: webview, why: "replaced by a newer page")
             sendEvent(old, "closed") { w in w.key("reason"); w.string("replaced") }
             effects.append(.close(old, code: 1000, reason: "replaced"))
+            emit(sid, "page.disconnected") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("reason"); w.string("replaced")
+            }
         }
         sessions[sid]!.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
