@@ -42,16 +42,6 @@ extension JSONWriter {
             bytes.append(0x30 &+ UInt8(truncatingIfNeeded: n))
             return
         }
-        var magnitude = n.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var i = 20
-            repeat {
-                i -= 1
-                digits[i] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
-                magnitude /= 10
-            } while magnitude != 0
-            if n < 0 { bytes.append(0x2D) }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i...]))
-        }
+        appendDecimal(Int64(n))
     }
 }

@@ -166,7 +166,7 @@ public struct JSONWriter: Sendable {
         appendStatic("null")
     }
 
-    private mutating func appendDecimal(_ i: Int64) {
+    mutating func appendDecimal(_ i: Int64) {
         var magnitude = i.magnitude
         // 20 digits for UInt64.max, plus a sign.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
