@@ -192,8 +192,21 @@ public struct JSONWriter: Sendable {
         var runStart = 0
         var i = 0
         let n = utf8.count
+        guard let base = utf8.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
         while i < n {
-            let c = utf8[i]
+            // Skip plain bytes, 8 at a time while possible.
+            while i &+ 8 <= n {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let hits = stringSpecialBytes(word)
+                if hits != 0 {
+                    i &+= hits.trailingZeroBitCount &>> 3
+                    break
+                }
+                i &+= 8
+            }
+            guard i < n else { break }
+            let c = base[i]
             if c >= 0x20 && c != 0x22 && c != 0x5C {
                 i += 1
                 continue
