@@ -1,3 +1,4 @@
+import Foundation  // Thread, for a known stack size in the deep-nesting test
 import Testing
 
 @testable import BridgeProtocol
@@ -288,23 +289,44 @@ struct JSONParserTests {
         #expect(try JSONParser.parse(wide, maxDepth: 3).arrayValue?.count == 100)
     }
 
-    @Test func deepestSupportedNestingParses() throws {
-        let depth = JSONParser.maxSupportedDepth
+    /// Parses `depth` levels and returns how many levels the result has below the top.
+    static func parseDeep(depth: Int) -> Result<Int, JSONParseError> {
         let text = String(repeating: #"{"k":["#, count: depth / 2) + String(repeating: "]}", count: depth / 2)
-        var v = try JSONParser.parse(text, maxDepth: depth)
-        var levels = 0
-        while true {
-            if let inner = v["k"] {
-                v = inner
-            } else if let inner = v[0] {
-                v = inner
-            } else {
-                break
+        return Result { () throws(JSONParseError) in
+            var v = try JSONParser.parse(text, maxDepth: depth)
+            var levels = 0
+            while true {
+                if let inner = v["k"] {
+                    v = inner
+                } else if let inner = v[0] {
+                    v = inner
+                } else {
+                    break
+                }
+                levels += 1
             }
-            levels += 1
+            return v == .array([]) ? levels : -1
         }
-        #expect(levels == depth - 1)
-        #expect(v == .array([]))
+    }
+
+    @Test func deepestSupportedNestingParses() async {
+        // The parser recurses per level; debug builds use a few KiB of stack per level, so this
+        // runs on a thread whose stack size is known rather than on whatever runs the test.
+        let depth = JSONParser.maxSupportedDepth
+        let (deepest, tooDeep) = await withCheckedContinuation {
+            (done: CheckedContinuation<(Result<Int, JSONParseError>, Result<JSONValue, JSONParseError>), Never>) in
+            let thread = Thread {
+                let deepest = Self.parseDeep(depth: depth)
+                // One level more is rejected, not a crash.
+                let text = String(repeating: "[", count: depth + 1) + String(repeating: "]", count: depth + 1)
+                let tooDeep = Result { () throws(JSONParseError) in try JSONParser.parse(text, maxDepth: depth) }
+                done.resume(returning: (deepest, tooDeep))
+            }
+            thread.stackSize = 16 << 20
+            thread.start()
+        }
+        #expect(deepest == .success(depth - 1))
+        #expect(tooDeep == .failure(JSONParseError(offset: depth, message: "arrays and objects nested deeper than \(depth) levels")))
     }
 
     @Test func duplicateKeysLastValueWinsAtFirstPosition() throws {

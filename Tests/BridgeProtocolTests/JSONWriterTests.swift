@@ -156,6 +156,21 @@ struct JSONWriterTests {
         #expect(w.string == #"{"a":"b"}"#)
     }
 
+    @Test func headroomPrefixIsKeptAcrossResets() {
+        var w = JSONWriter()
+        w.bytes = [UInt8](repeating: 0, count: 16)
+        w.beginObject(); w.key("id"); w.int(1); w.endObject()
+        #expect(w.bytes.count == 16 + 8)
+        #expect(Array(w.bytes.prefix(16)) == [UInt8](repeating: 0, count: 16))
+        #expect(String(decoding: w.bytes.dropFirst(16), as: UTF8.self) == #"{"id":1}"#)
+        w.reset(keepingPrefix: 16)
+        w.beginArray(); w.endArray()
+        #expect(w.bytes.count == 18)
+        #expect(String(decoding: w.bytes.dropFirst(16), as: UTF8.self) == "[]")
+        w.reset()
+        #expect(w.bytes.isEmpty)
+    }
+
     @Test func longStringsWithEscapesAtTheEdges() throws {
         let body = String(repeating: "abcdéf😀", count: 200)
         let s = "\"" + body + "\n" + body + "\\"

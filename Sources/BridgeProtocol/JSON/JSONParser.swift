@@ -34,12 +34,13 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
 /// wins, at the position of the first. Invalid UTF-8 inside strings is repaired (U+FFFD), never
 /// a crash.
 ///
-/// The parser recurses once per nesting level, so `maxDepth` also bounds its stack use;
+/// The parser recurses once per nesting level, so `maxDepth` also bounds its stack use
+/// (measured: about 170 bytes per level in release builds, a few KiB per level in debug builds);
 /// it must lie in `0...maxSupportedDepth`.
 public enum JSONParser {
     /// The default nesting limit.
     public static let defaultMaxDepth = 64
-    /// The largest `maxDepth` accepted (bounds the parser's stack use to well under 512 KiB).
+    /// The largest `maxDepth` accepted (≈ 175 KiB of stack in release builds at this depth).
     public static let maxSupportedDepth = 1024
 
     public static func parse(

@@ -16,6 +16,9 @@
 /// choice). The writer does not check the call sequence: calls must follow JSON's shape
 /// (`key` only directly inside an object and before each value there, balanced begin/end).
 ///
+/// Bytes already in `bytes` when writing starts (e.g. headroom for a transport) are kept as is;
+/// the first value is written after them without a comma.
+///
 /// Output is always valid UTF-8 JSON as long as the calls are well-formed: strings escape `"`,
 /// `\` and every control character; non-finite doubles are written as `null`.
 public struct JSONWriter: Sendable {
@@ -29,9 +32,12 @@ public struct JSONWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
-    /// Empties the output, keeping its storage for the next document.
-    public mutating func reset() {
-        bytes.removeAll(keepingCapacity: true)
+    /// Empties the output for the next document, keeping its storage, and keeping the first
+    /// `prefix` bytes: a transport that needs headroom before the payload (libwebsockets'
+    /// `LWS_PRE`) can set `bytes` to that many zero bytes once and send `bytes[prefix...]` in place.
+    public mutating func reset(keepingPrefix prefix: Int = 0) {
+        precondition(prefix >= 0 && prefix <= bytes.count, "JSONWriter.reset: prefix beyond the output")
+        bytes.removeSubrange(prefix...)
         needsComma = false
     }
 
