@@ -4,7 +4,7 @@ import Testing
 
 /// SplitMix64: a small deterministic generator, so every fuzz run sees the same inputs and a
 /// failure names an iteration that reproduces.
-struct SplitMix64: RandomNumberGenerator {
+struct JSONFuzzRNG: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
@@ -35,12 +35,12 @@ struct JSONFuzzTests {
             #"{"event":"back","params":{}}"#,
             #"{"id":2,"result":{"stack":[{"id":"W1","kind":"webview","url":"http://h/a"},{"id":"P1","kind":"placeholder"}]}}"#,
         ].map { Array($0.utf8) }
-        var rng = SplitMix64(state: 42)
+        var rng = JSONFuzzRNG(state: 42)
         for _ in 0..<40 { docs.append(RandomJSON.value(&rng).serialized()) }
         return docs
     }
 
-    static func mutate(_ input: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
+    static func mutate(_ input: [UInt8], _ rng: inout JSONFuzzRNG) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             let randomByte: UInt8 =
@@ -86,7 +86,7 @@ struct JSONFuzzTests {
     }
 
     @Test func mutatedDocumentsNeverCrash() {
-        var rng = SplitMix64(state: 0x5EED)
+        var rng = JSONFuzzRNG(state: 0x5EED)
         let corpus = Self.corpus
         var accepted = 0, rejected = 0
         for iteration in 0..<6000 {
@@ -99,7 +99,7 @@ struct JSONFuzzTests {
     }
 
     @Test func tokenSoupNeverCrashes() {
-        var rng = SplitMix64(state: 7)
+        var rng = JSONFuzzRNG(state: 7)
         var accepted = 0
         for iteration in 0..<4000 {
             var text = ""
@@ -110,7 +110,7 @@ struct JSONFuzzTests {
     }
 
     @Test func randomBytesNeverCrash() {
-        var rng = SplitMix64(state: 99)
+        var rng = JSONFuzzRNG(state: 99)
         for iteration in 0..<3000 {
             let n = Int.random(in: 0...64, using: &rng)
             let bytes = (0..<n).map { _ in

@@ -11,7 +11,7 @@ struct ValidJSONCase: Sendable, CustomTestStringConvertible {
         self.text = text
         self.expected = expected
     }
-    var testDescription: String { shortDescription(text) }
+    var testDescription: String { jsonCaseDescription(text) }
 }
 
 /// A document that must be rejected with exactly this error.
@@ -24,16 +24,16 @@ struct InvalidJSONCase: Sendable, CustomTestStringConvertible {
         self.offset = offset
         self.message = message
     }
-    var testDescription: String { shortDescription(text) }
+    var testDescription: String { jsonCaseDescription(text) }
 }
 
 /// `text` quoted, cut to 80 characters for test names.
-func shortDescription(_ text: String) -> String {
+func jsonCaseDescription(_ text: String) -> String {
     text.count <= 80 ? text.debugDescription : String(text.prefix(70)).debugDescription + "… (\(text.utf8.count) bytes)"
 }
 
 /// Parses `text` through all three entry points, which must agree.
-func parseAllWays(_ text: String, maxDepth: Int = 64) -> Result<JSONValue, JSONParseError> {
+func parseJSONAllWays(_ text: String, maxDepth: Int = 64) -> Result<JSONValue, JSONParseError> {
     let fromString = Result { () throws(JSONParseError) in try JSONParser.parse(text, maxDepth: maxDepth) }
     let bytes = Array(text.utf8)
     let fromArray = Result { () throws(JSONParseError) in try JSONParser.parse(bytes, maxDepth: maxDepth) }
@@ -134,7 +134,7 @@ struct JSONParserTests {
 
     @Test(arguments: validCases)
     func acceptsValidDocument(_ c: ValidJSONCase) {
-        switch parseAllWays(c.text) {
+        switch parseJSONAllWays(c.text) {
         case .success(let value): #expect(value == c.expected)
         case .failure(let error): Issue.record("rejected: \(error)")
         }
@@ -248,7 +248,7 @@ struct JSONParserTests {
 
     @Test(arguments: invalidCases)
     func rejectsInvalidDocument(_ c: InvalidJSONCase) {
-        switch parseAllWays(c.text) {
+        switch parseJSONAllWays(c.text) {
         case .success(let value): Issue.record("accepted as \(value)")
         case .failure(let error): #expect(error == JSONParseError(offset: c.offset, message: c.message))
         }
