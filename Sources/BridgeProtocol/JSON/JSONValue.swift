@@ -115,7 +115,19 @@ public struct JSONObject: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Objects with at least this many members keep a hash index of their keys.
     public static let indexThreshold = 16
 
-    @usableFromInline internal var members: [Element]
+    /// A stored member. (A struct rather than the `Element` tuple: arrays of tuples are destroyed
+    /// through the runtime's generic tuple witness, which is several times slower.)
+    @usableFromInline
+    internal struct Member: Sendable {
+        @usableFromInline var key: String
+        @usableFromInline var value: JSONValue
+        @inlinable init(key: String, value: JSONValue) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    @usableFromInline internal var members: [Member]
     @usableFromInline internal var index: [String: Int]?
 
     @inlinable
@@ -187,7 +199,7 @@ public struct JSONObject: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     /// Appends a member whose key is known not to be present.
     @usableFromInline
     internal mutating func appendNew(key: String, value: JSONValue) {
-        members.append((key: key, value: value))
+        members.append(Member(key: key, value: value))
         if index != nil {
             index![key] = members.count - 1
         } else if members.count >= Self.indexThreshold {
@@ -209,9 +221,12 @@ public struct JSONObject: Sendable, Sequence, ExpressibleByDictionaryLiteral {
     // MARK: Sequence
 
     public struct Iterator: IteratorProtocol {
-        @usableFromInline internal var base: IndexingIterator<[Element]>
-        @inlinable internal init(base: IndexingIterator<[Element]>) { self.base = base }
-        @inlinable public mutating func next() -> Element? { base.next() }
+        @usableFromInline internal var base: IndexingIterator<[Member]>
+        @inlinable internal init(base: IndexingIterator<[Member]>) { self.base = base }
+        @inlinable public mutating func next() -> Element? {
+            guard let m = base.next() else { return nil }
+            return (key: m.key, value: m.value)
+        }
     }
 
     @inlinable public func makeIterator() -> Iterator { Iterator(base: members.makeIterator()) }

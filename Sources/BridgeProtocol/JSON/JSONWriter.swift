@@ -16,6 +16,9 @@
 /// choice). The writer does not check the call sequence: calls must follow JSON's shape
 /// (`key` only directly inside an object and before each value there, balanced begin/end).
 ///
+/// Bytes already in `bytes` when writing starts (e.g. headroom for a transport) are kept as is;
+/// the first value is written after them without a comma.
+///
 /// Output is always valid UTF-8 JSON as long as the calls are well-formed: strings escape `"`,
 /// `\` and every control character; non-finite doubles are written as `null`.
 public struct JSONWriter: Sendable {
@@ -29,9 +32,12 @@ public struct JSONWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
-    /// Empties the output, keeping its storage for the next document.
-    public mutating func reset() {
-        bytes.removeAll(keepingCapacity: true)
+    /// Empties the output for the next document, keeping its storage, and keeping the first
+    /// `prefix` bytes: a transport that needs headroom before the payload (libwebsockets'
+    /// `LWS_PRE`) can set `bytes` to that many zero bytes once and send `bytes[prefix...]` in place.
+    public mutating func reset(keepingPrefix prefix: Int = 0) {
+        precondition(prefix >= 0 && prefix <= bytes.count, "JSONWriter.reset: prefix beyond the output")
+        bytes.removeSubrange(prefix...)
         needsComma = false
     }
 
@@ -192,8 +198,21 @@ public struct JSONWriter: Sendable {
         var runStart = 0
         var i = 0
         let n = utf8.count
+        guard let base = utf8.baseAddress else { return }
+        let raw = UnsafeRawPointer(base)
         while i < n {
-            let c = utf8[i]
+            // Skip plain bytes, 8 at a time while possible.
+            while i &+ 8 <= n {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let hits = stringSpecialBytes(word)
+                if hits != 0 {
+                    i &+= hits.trailingZeroBitCount &>> 3
+                    break
+                }
+                i &+= 8
+            }
+            guard i < n else { break }
+            let c = base[i]
             if c >= 0x20 && c != 0x22 && c != 0x5C {
                 i += 1
                 continue
