@@ -129,16 +129,6 @@ func fail(_ message: String) -> Never {
 
 // MARK: - Workload
 
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 struct Step {
     let input: SessionInput
@@ -152,7 +142,7 @@ let configuration = EngineConfiguration(foregroundTimeoutMs: 1000, maxStackDepth
 
 /// Drives an engine with a realistic mix and records what it fed it.
 struct WorkloadGenerator {
-    var rng: SplitMix64
+    var rng: SeededRandom
     var engine = SessionEngine(configuration: configuration)
     var now: Int64 = 0
     var steps: [Step] = []
@@ -160,7 +150,7 @@ struct WorkloadGenerator {
     var counter = 0
     var lastTimer: TimerToken?
 
-    init(seed: UInt64) { rng = SplitMix64(state: seed) }
+    init(seed: UInt64) { rng = SeededRandom(seed: seed) }
 
     mutating func roll(_ n: UInt64) -> Int { Int(rng.next() % n) }
 

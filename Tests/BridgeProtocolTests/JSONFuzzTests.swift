@@ -2,18 +2,6 @@ import Testing
 
 @testable import BridgeProtocol
 
-/// SplitMix64: a small deterministic generator, so every fuzz run sees the same inputs and a
-/// failure names an iteration that reproduces.
-struct JSONFuzzRNG: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite("JSON parser fuzzing")
 struct JSONFuzzTests {
@@ -35,12 +23,12 @@ struct JSONFuzzTests {
             #"{"event":"back","params":{}}"#,
             #"{"id":2,"result":{"stack":[{"id":"W1","kind":"webview","url":"http://h/a"},{"id":"P1","kind":"placeholder"}]}}"#,
         ].map { Array($0.utf8) }
-        var rng = JSONFuzzRNG(state: 42)
+        var rng = SeededRandom(seed: 42)
         for _ in 0..<40 { docs.append(RandomJSON.value(&rng).serialized()) }
         return docs
     }
 
-    static func mutate(_ input: [UInt8], _ rng: inout JSONFuzzRNG) -> [UInt8] {
+    static func mutate(_ input: [UInt8], _ rng: inout SeededRandom) -> [UInt8] {
         var bytes = input
         for _ in 0..<Int.random(in: 1...4, using: &rng) {
             let randomByte: UInt8 =
@@ -86,7 +74,7 @@ struct JSONFuzzTests {
     }
 
     @Test func mutatedDocumentsNeverCrash() {
-        var rng = JSONFuzzRNG(state: 0x5EED)
+        var rng = SeededRandom(seed: 0x5EED)
         let corpus = Self.corpus
         var accepted = 0, rejected = 0
         for iteration in 0..<6000 {
@@ -99,7 +87,7 @@ struct JSONFuzzTests {
     }
 
     @Test func tokenSoupNeverCrashes() {
-        var rng = JSONFuzzRNG(state: 7)
+        var rng = SeededRandom(seed: 7)
         var accepted = 0
         for iteration in 0..<4000 {
             var text = ""
@@ -110,7 +98,7 @@ struct JSONFuzzTests {
     }
 
     @Test func randomBytesNeverCrash() {
-        var rng = JSONFuzzRNG(state: 99)
+        var rng = SeededRandom(seed: 99)
         for iteration in 0..<3000 {
             let n = Int.random(in: 0...64, using: &rng)
             let bytes = (0..<n).map { _ in

@@ -24,10 +24,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// exact-size copy.
     var frameWriter = JSONWriter(capacity: 4096)
     var engineEffects: [SessionEffect] = []
-    /// Transitions of the router action being flushed (its `stack.changed` carries them).
-    var pendingTransitions: [Transition] = []
-    var pendingTransitionsSet = false
-    var hasEmittedStackChanged = false
+    /// The transitions of the router action being flushed (its `stack.changed` carries them
+    /// instead of a diff of the tree).
+    var routerTransitions: [Transition]?
     /// Where the reply of the router action being performed goes (see `writeOutcome`).
     var replyMark: Int?
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).

@@ -18,8 +18,12 @@ extension Bridge {
         }
     }
 
-    /// Performs the effects of the last `step` for session `sid`.
-    mutating func flush(_ sid: String, cause: String, now: Int64) {
+    /// Performs the effects of the last `step` for session `sid`. With a routing configuration
+    /// the tree is first brought in step with the engine; the transitions from the tree before to
+    /// the tree after (those of `routerTransitions` for a router action) are returned and
+    /// carried by `stack.changed`.
+    @discardableResult
+    mutating func flush(_ sid: String, cause: String, now: Int64) -> [Transition] {
         var list: [SessionEffect] = []
         swap(&list, &engineEffects)
         defer {
@@ -28,7 +32,8 @@ extension Bridge {
             while !list.isEmpty { list.removeLast() }
             swap(&list, &engineEffects)
         }
-        guard let serial = sessions[sid]?.serial else { return }
+        guard let serial = sessions[sid]?.serial else { return [] }
+        let transitions = sessions[sid]?.route == nil ? [] : (routerTransitions ?? syncTree(sid))
         for effect in list {
             switch effect {
             case .reply, .failure:
@@ -45,11 +50,11 @@ extension Bridge {
             case .cancelTimer(let token):
                 effects.append(.cancel(TimerKey(session: serial, token: token)))
             case .observe(let observation):
-                observe(sid, observation, cause: cause)
+                observe(sid, observation, cause: cause, transitions: transitions)
             }
         }
-        if sessions[sid]?.route != nil, !pendingTransitionsSet { _ = syncTree(sid) }
         updateIdle(sid, now: now)
+        return transitions
     }
 
     mutating func sendPageEvent(_ client: ClientID, _ sid: String, _ event: PageEvent) {
@@ -89,13 +94,11 @@ extension Bridge {
         w.endObject()
     }
 
-    mutating func observe(_ sid: String, _ observation: Observation, cause: String) {
+    mutating func observe(_ sid: String, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(sid, observation, cause: cause) }
         switch observation {
         case .stackChanged:
             if sessions[sid]?.route != nil {
-                let transitions = pendingTransitionsSet ? pendingTransitions : syncTree(sid)
-                hasEmittedStackChanged = true
                 emitStackChanged(sid, cause: cause, transitions: transitions)
                 return
             }

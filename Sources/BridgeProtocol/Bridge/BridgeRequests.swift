@@ -264,15 +264,7 @@ extension Bridge {
             guard sessions[sid]?.route != nil else {
                 throw ProtocolError(.unknownMethod, "\"deeplink.open\" needs a routing configuration: start bridged with --config FILE")
             }
-            let url = PageURL.stripClaim(try p.string("url"))
-            var obj: JSONObject = ["type": "navigate", "url": .string(url)]
-            if let context = p.object["context"], context != .null { obj["context"] = context }
-            let action: RouterAction
-            do {
-                action = try RouterAction(json: .object(obj))
-            } catch {
-                throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .invalidParams, error.message)
-            }
+            let action = try Self.deeplinkAction(p)
             let outcome = try perform(action, on: sid, requester: webview, cause: "deeplink.open", now: now)
             writeOutcome(client, id: id, outcome, sid)
         case "hello":

@@ -130,7 +130,7 @@ extension Bridge {
         do {
             outcome = try router.perform(action, on: &route)
         } catch {
-            throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .internal, error.message)
+            throw ProtocolError(error)
         }
         sessions[sid]!.route = route
         issueTokens(sid)
@@ -145,7 +145,7 @@ extension Bridge {
         let removed = outcome.removed.compactMap(ItemID.init(parsing:))
         let newStack = engineStack(route.tree.activeStack, sid)
         let singleTab = handler(of: "webview.open", in: sid) == nil
-        let oldStackIDs = Set(sessions[sid]!.engine.stack.map(\.id))
+        let oldStackIDs = sessions[sid]!.engine.stack.map(\.id)
         let adopted = step(sid, .adopt(stack: newStack, removed: removed, singleTab: singleTab,
                                        nextIDs: IDCounters(webview: route.ids.nextWebview, placeholder: route.ids.nextPlaceholder,
                                                            native: route.ids.nextNative)), now: now)
@@ -153,17 +153,14 @@ extension Bridge {
             engineEffects.removeAll(keepingCapacity: true)
             throw ProtocolError(.internal, "the engine refused the router's stack: \(e.message)")
         }
-        pendingTransitions = outcome.transitions
-        pendingTransitionsSet = true
-        hasEmittedStackChanged = false
+        routerTransitions = outcome.transitions
         flush(sid, cause: cause, now: now)
-        pendingTransitionsSet = false
-        if outcome.transitions.isEmpty == false, !hasEmittedStackChanged {
-            // The active stack kept its ids (another stack changed, or the tree's shape):
-            // controllers still hear about it, with the transitions.
+        routerTransitions = nil
+        if !outcome.transitions.isEmpty, sessions[sid]!.engine.stack.map(\.id) == oldStackIDs {
+            // The engine saw no change of the active stack's ids (so it sent no `stack.changed`)
+            // but another stack or the tree's shape changed: controllers still hear about it.
             emitStackChanged(sid, cause: cause, transitions: outcome.transitions)
         }
-        hasEmittedStackChanged = false
         // Web views removed from stacks other than the active one: their pages go too.
         for id in removed where id.kind == .webview && !oldStackIDs.contains(id) {
             if let client = sessions[sid]?.pages.removeValue(forKey: id) {
@@ -249,7 +246,7 @@ extension Bridge {
             do {
                 resolution = try router.resolve(PageURL.stripClaim(url))
             } catch {
-                throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .internal, error.message)
+                throw ProtocolError(error)
             }
             let json = resolution.toJSON()
             sendResult(client, id: id) { w in
@@ -267,28 +264,16 @@ extension Bridge {
         case "router.perform", "deeplink.open", "router.selectTab":
             let sid = try existingSession(p)
             let action: RouterAction
-            do {
-                switch method {
-                case "router.perform":
-                    guard let a = p.object["action"] else { throw RouterError(.invalidParams, "\"action\" is required") }
-                    action = try RouterAction(json: a)
-                case "deeplink.open":
-                    let url = PageURL.stripClaim(try p.string("url"))
-                    var obj: JSONObject = ["type": "navigate", "url": .string(url)]
-                    if let context = p.object["context"], context != .null { obj["context"] = context }
-                    action = try RouterAction(json: .object(obj))
-                default:
-                    action = .selectTab(try p.string("tab"))
-                }
-            } catch let error as RouterError {
-                throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .invalidParams, error.message)
-            } catch let error as ProtocolError {
-                throw error
-            } catch {
-                throw ProtocolError(.invalidParams, "\(error)")
+            switch method {
+            case "router.perform":
+                guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
+                action = try Self.routerAction(a)
+            case "deeplink.open":
+                action = try Self.deeplinkAction(p)
+            default:
+                action = .selectTab(try p.string("tab"))
             }
-            if case .goBack = action, let result = try engineBack(sid, client: client, id: id, cause: method, now: now) {
-                _ = result
+            if case .goBack = action, try engineBack(sid, client: client, id: id, cause: method, now: now) {
                 return
             }
             let outcome = try perform(action, on: sid, requester: nil, cause: method, now: now)
@@ -300,17 +285,15 @@ extension Bridge {
 
     /// `goBack` on an active stack with room to go back, the drawer closed: the engine's back
     /// algorithm (so the page is told to go back and the placeholder's foreground is shown).
-    /// Returns nil when the router must decide (drawer, dismissing a modal, tabs).
-    mutating func engineBack(_ sid: String, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool? {
-        guard let route = sessions[sid]?.route, !route.tree.drawerOpen, sessions[sid]!.engine.canGoBack else { return nil }
-        let before = route.tree
+    /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
+    mutating func engineBack(_ sid: String, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
+        guard let route = sessions[sid]?.route, !route.tree.drawerOpen, sessions[sid]!.engine.canGoBack else { return false }
         let singleTab = handler(of: "webview.open", in: sid) == nil
         let mark = effects.count
         switch step(sid, .back(requester: nil, singleTab: singleTab), now: now) {
         case .success(.back(let action, let removed)):
-            flush(sid, cause: cause, now: now)
+            let transitions = flush(sid, cause: cause, now: now)
             let after = sessions[sid]!.route!.tree
-            let transitions = TreeDiff.diff(before, after)
             for r in removed { sessions[sid]?.webTokens[r] = nil }
             let stack = stackJSON(sid)
             sendResult(client, id: id) { w in
@@ -327,23 +310,34 @@ extension Bridge {
             return true
         case .success:
             engineEffects.removeAll(keepingCapacity: true)
-            return nil
+            return false
         case .failure(let e):
             engineEffects.removeAll(keepingCapacity: true)
             throw ProtocolError(e)
         }
     }
 
+    /// A router action from its JSON form; a malformed one is `invalid-params` (or the router's code).
+    static func routerAction(_ json: JSONValue) throws(ProtocolError) -> RouterAction {
+        do {
+            return try RouterAction(json: json)
+        } catch {
+            throw ProtocolError(error)
+        }
+    }
+
+    /// `deeplink.open {url, context?}` as the router's `navigate`.
+    static func deeplinkAction(_ p: Params) throws(ProtocolError) -> RouterAction {
+        var obj: JSONObject = ["type": "navigate", "url": .string(PageURL.stripClaim(try p.string("url")))]
+        if let context = p.object["context"], context != .null { obj["context"] = context }
+        return try routerAction(.object(obj))
+    }
+
     /// A page's classic navigation with a routing configuration: the router's `push` (a classic
     /// navigation always stacks a new screen, as `navigateToUrl` does without a configuration).
     mutating func routeNavigate(_ sid: String, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         do throws(ProtocolError) {
-            let action: RouterAction
-            do {
-                action = try RouterAction(json: ["type": "push", "url": .string(PageURL.stripClaim(url))])
-            } catch {
-                throw ProtocolError(ErrorCode(rawValue: error.code.rawValue) ?? .invalidParams, error.message)
-            }
+            let action = try Self.routerAction(["type": "push", "url": .string(PageURL.stripClaim(url))])
             let outcome = try perform(action, on: sid, requester: webview, cause: "navigate", now: now)
             if let id { writeOutcome(client, id: id, outcome, sid) }
         } catch {

@@ -89,6 +89,10 @@ public struct ProtocolError: Error, Equatable, Sendable {
     init(_ e: EngineError) {
         self.init(ErrorCode(rawValue: e.code) ?? .internal, e.message)
     }
+
+    init(_ e: RouterError) {
+        self.init(ErrorCode(rawValue: e.code.rawValue) ?? .internal, e.message)
+    }
 }
 
 /// Which events a controller receives: all (`names == nil`) or the listed names.
