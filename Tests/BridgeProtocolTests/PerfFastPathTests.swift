@@ -64,11 +64,8 @@ import Testing
 
     /// Deterministic pseudo-random stacks covering every item kind, mode, title and flag.
     static func stacks() -> [[StackItem]] {
-        var seed: UInt64 = 0x9E3779B97F4A7C15
-        func next(_ n: Int) -> Int {
-            seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17
-            return Int(seed % UInt64(n))
-        }
+        var rng = SeededRandom(seed: 0x9E37_79B9_7F4A_7C15)
+        func next(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
         var out: [[StackItem]] = [[]]
         for _ in 0..<300 {
             var stack: [StackItem] = []
