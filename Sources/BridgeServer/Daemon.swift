@@ -47,6 +47,8 @@ public final class Daemon: TransportDelegate {
     var deadlineTimerAt: Int64 = .max
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    /// Set by SIGTERM (`beginDraining`, Daemon+Health.swift).
+    var draining = false
     /// Called once on the service thread when the daemon accepts connections, with the real port.
     public var onStart: ((Int) -> Void)?
 
@@ -116,16 +118,8 @@ public final class Daemon: TransportDelegate {
 
     public func transportHTTP(method: String, path: String, query: String) -> HTTPResponse? {
         switch path {
-        case "/healthz":
-            var w = JSONWriter(capacity: 128)
-            w.beginObject()
-            w.key("ok"); w.bool(true)
-            w.key("version"); w.string(configuration.bridge.version)
-            w.key("sessions"); w.int(Int64(bridge.sessionCount))
-            w.key("connections"); w.int(Int64(bridge.clientCount))
-            w.key("uptimeMs"); w.int((now - startedAt) / 1000)
-            w.endObject()
-            return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/healthz", "/readyz":
+            return healthResponse(path: path)
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
         case "/", "/index.html":

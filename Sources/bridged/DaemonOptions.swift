@@ -62,6 +62,12 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("shutdown-timeout-ms"), help: "How long SIGINT/SIGTERM waits for clients to get their 1001 close.")
     var shutdownTimeoutMs: Int = 2000
 
+    @Option(help: ArgumentHelp("Name of this daemon in a farm behind a proxy: session ids become s-NAME-RANDOM ([a-z0-9], 1 to 16 characters).", valueName: "name"))
+    var instance: String?
+
+    @Option(name: .customLong("drain-ms"), help: "On SIGTERM, how long /healthz and /readyz answer 503 (a proxy stops sending new sessions) before every connection is closed; 0 closes at once. SIGINT never drains.")
+    var drainMs: Int = 1000
+
     /// `--token`, else a non-empty `BRIDGED_TOKEN`.
     var resolvedToken: String? {
         if let token { return token }
@@ -110,6 +116,11 @@ struct DaemonOptions: ParsableArguments {
         try check(maxSendQueueBytes >= 1024, "--max-send-queue-bytes must be at least 1024 (got \(maxSendQueueBytes))")
         try check((0...600_000).contains(shutdownTimeoutMs),
                   "--shutdown-timeout-ms must be between 0 and 600000 (got \(shutdownTimeoutMs))")
+        if let instance {
+            try check(BridgeConfiguration.isValidInstance(instance),
+                      "--instance '\(instance)' must be 1 to 16 characters from a-z and 0-9 (session ids become s-NAME-RANDOM)")
+        }
+        try check((0...600_000).contains(drainMs), "--drain-ms must be between 0 and 600000 (got \(drainMs))")
         do {
             try transportConfiguration.validate()
         } catch let error as TransportError {
@@ -142,6 +153,7 @@ extension DaemonOptions {
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
         bridge.trace = logLevel <= .debug
+        bridge.instance = instance
         return DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
     }
 }
