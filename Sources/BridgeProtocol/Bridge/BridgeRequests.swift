@@ -94,7 +94,7 @@ extension Bridge {
         guard let webviewText = webviewParam, let token = tokenParam else {
             throw ProtocolError(.invalidParams, "claiming a web view needs \"session\", \"webview\" and \"token\"")
         }
-        guard let session = sessions[sid] else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        guard let session = sessions[sid] else { throw unknownSession(sid) }
         guard let webview = ItemID(parsing: webviewText), webview.kind == .webview, exists(webview, in: sid),
               let expectedToken = self.token(of: webview, in: sid) else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(webviewText)\" on its stack")
@@ -166,10 +166,12 @@ extension Bridge {
         let info = ControllerInfo(name: "c\(number)", number: number, handles: handles)
         clients[client]?.role = .controller(info)
         let version = configuration.version
+        let instance = configuration.instance
         sendResult(client, id: id) { out in
             out.key("protocol"); out.int(1)
             out.key("controller"); out.string(info.name)
             out.key("version"); out.string(version)
+            if let instance { out.key("instance"); out.string(instance) }
         }
     }
 
@@ -181,7 +183,7 @@ extension Bridge {
             throw ProtocolError(.limitExceeded, "the daemon holds \(sessions.count) sessions, the most --max-sessions allows")
         }
         var sid: String
-        repeat { sid = "s-" + randomHex(bytes: 8) } while sessions[sid] != nil
+        repeat { sid = sessionIDPrefix + randomHex(bytes: 8) } while sessions[sid] != nil
         let serial = nextSessionSerial
         nextSessionSerial += 1
         let record = SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: configuration.engine))
@@ -447,7 +449,7 @@ extension Bridge {
         case "session.subscribe":
             let sid = try p.optionalString("session")
             let events = try p.optionalStringArray("events")
-            if let sid, sessions[sid] == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+            if let sid, sessions[sid] == nil { throw unknownSession(sid) }
             subscribe(client, session: sid, filter: EventFilter(names: events.map(Set.init)), now: now)
             sendResult(client, id: id) { _ in }
         case "session.unsubscribe":
@@ -511,7 +513,7 @@ extension Bridge {
 
     func existingSession(_ p: Params) throws(ProtocolError) -> String {
         let sid = try p.session()
-        guard sessions[sid] != nil else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        guard sessions[sid] != nil else { throw unknownSession(sid) }
         return sid
     }
 
