@@ -156,8 +156,11 @@ struct FarmEndpoint {
 
     init(parsing raw: String) throws(FarmError) {
         var rest = Substring(raw)
-        if let range = raw.range(of: "://") {
-            let scheme = raw[..<range.lowerBound].lowercased()
+        let separator = Array("://".utf8)
+        let bytes = Array(raw.utf8)
+        let schemeEnd = bytes.count >= 3 ? (0...(bytes.count - 3)).first { Array(bytes[$0..<($0 + 3)]) == separator } : nil
+        if let schemeEnd {
+            let scheme = String(decoding: bytes[..<schemeEnd], as: UTF8.self).lowercased()
             switch scheme {
             case "http", "ws": break
             case "https", "wss":
@@ -165,7 +168,7 @@ struct FarmEndpoint {
             default:
                 throw FarmError("'\(raw)': unknown scheme '\(scheme)'; use http://HOST:PORT or ws://HOST:PORT/bridge")
             }
-            rest = raw[range.upperBound...]
+            rest = Substring(String(decoding: bytes[(schemeEnd + 3)...], as: UTF8.self))
         }
         var path = "/bridge"
         if let slash = rest.firstIndex(of: "/") {
