@@ -44,9 +44,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Pure: the trace format (record), its replay against a fresh state machine, and the stack
+        // diagram in the seed's notation.
+        .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
+                "BridgeTrace",
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
@@ -67,6 +71,7 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "BridgeTraceTests", dependencies: ["BridgeTrace", "BridgeProtocol"]),
         .testTarget(
             name: "BridgeServerTests",
             dependencies: [
