@@ -41,6 +41,7 @@ let package = Package(
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

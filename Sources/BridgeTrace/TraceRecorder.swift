@@ -1,17 +1,5 @@
 import BridgeProtocol
 
-/// The random words a generator handed out since the tape was last emptied.
-public final class RandomTape {
-    public private(set) var words: [UInt64] = []
-    public init() {}
-    public func append(_ w: UInt64) { words.append(w) }
-    /// The words drawn since the last call.
-    public func take() -> [UInt64] {
-        defer { words.removeAll(keepingCapacity: true) }
-        return words
-    }
-}
-
 /// A generator that writes every word its base draws onto a tape, so a recorder can put the
 /// words next to the input that drew them.
 public struct TapeRandom<Base: RandomNumberGenerator>: RandomNumberGenerator {
@@ -20,6 +8,7 @@ public struct TapeRandom<Base: RandomNumberGenerator>: RandomNumberGenerator {
     public init(_ base: Base, tape: RandomTape) {
         self.base = base
         self.tape = tape
+        tape.isRecording = true
     }
     public mutating func next() -> UInt64 {
         let w = base.next()

@@ -13,6 +13,8 @@ struct BridgedCommand: ParsableCommand {
         discussion: "Without a subcommand, bridged runs `serve` with the options given.",
         subcommands: [
             ServeCommand.self,
+            ReplayCommand.self,
+            DiagramCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BridgeTrace
+import BridgeServer
 import Foundation
 
 /// `bridged replay TRACE`: feeds a recorded trace's inputs to a fresh protocol state machine and
@@ -42,27 +43,6 @@ struct ReplayCommand: ParsableCommand {
     }
 }
 
-/// `bridged diagram TRACE`: the stack after each transition of a trace.
-struct DiagramCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "diagram",
-        abstract: "Print the stack after each transition of a trace, in the seed's box notation.",
-        discussion: "Exit status: 0 printed, 2 the trace cannot be read.")
-
-    @Argument(help: ArgumentHelp("A trace file (JSON Lines).", valueName: "trace"))
-    var trace: String
-
-    func run() throws {
-        do {
-            let parsed = try TraceFile.load(trace)
-            print(StackDiagram.render(parsed), terminator: "")
-        } catch let e as TraceFileError {
-            FileHandle.standardError.write(Data("bridged diagram: \(e.message)\n".utf8))
-            throw ExitCode(2)
-        }
-    }
-}
-
 struct TraceFileError: Error {
     var message: String
 }
@@ -80,5 +60,26 @@ enum TraceFile {
         } catch {
             throw TraceFileError(message: "\(path):\(error.line): \(error.message)")
         }
+    }
+}
+
+/// `serve --record DIR`: one trace file per daemon run, `DIR/bridged-PID-SECONDS.jsonl`.
+enum TraceRecording {
+    static func start(_ daemon: Daemon, directory: String, configPath: String?) throws {
+        var isDir: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDir) {
+            do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                throw ValidationError("--record: cannot create the directory \(directory): \(error.localizedDescription)")
+            }
+        } else if !isDir.boolValue {
+            throw ValidationError("--record: \(directory) is a file; give a directory (one trace file per run is created in it)")
+        }
+        let yaml = configPath.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        let name = "bridged-\(ProcessInfo.processInfo.processIdentifier)-\(Int(Date().timeIntervalSince1970)).jsonl"
+        let path = (directory as NSString).appendingPathComponent(name)
+        do { try daemon.record(to: path, routerYAML: yaml) } catch {
+            throw ValidationError("--record: \(error.message)")
+        }
+        FileHandle.standardError.write(Data("bridged: recording the trace to \(path)\n".utf8))
     }
 }
