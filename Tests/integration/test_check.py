@@ -99,5 +99,5 @@ def test_diagram_prints_every_stack_in_boxes(tmp_path):
     code, out, err = run_cli("diagram", str(trace))
     assert code == 0, err
     assert "| P1 | | W1(*P) |" in out
-    assert "P1 W1(*P) W2(*C)" in out
+    assert "P1 W1(*P)~ W2(*C)" in out
     assert "pwa-navigate from" in out
