@@ -44,6 +44,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
+        .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
@@ -75,6 +77,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )
