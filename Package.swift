@@ -48,6 +48,8 @@ let package = Package(
         // Pure: the trace format (record), its replay against a fresh state machine, and the stack
         // diagram in the seed's notation.
         .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
+        // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
+        .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
@@ -81,6 +83,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )
