@@ -48,12 +48,16 @@ let package = Package(
         // Pure: the trace format (record), its replay against a fresh state machine, and the stack
         // diagram in the seed's notation.
         .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
+        // `bridged check`: steps, the app-awareness rules over an observation log (pure), the
+        // reports (table, JUnit, HTML).
+        .target(name: "BridgeCheck", dependencies: ["BridgeProtocol", .product(name: "Yams", package: "Yams")]),
         // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
         .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
                 "BridgeTrace",
+                "BridgeCheck",
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
@@ -75,6 +79,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "BridgeTraceTests", dependencies: ["BridgeTrace", "BridgeProtocol"]),
+        .testTarget(name: "BridgeCheckTests", dependencies: ["BridgeCheck"]),
         .testTarget(
             name: "BridgeServerTests",
             dependencies: [
