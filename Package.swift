@@ -51,6 +51,8 @@ let package = Package(
         // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
         .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
         .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
+        // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
+        .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
@@ -82,6 +84,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )
