@@ -35,6 +35,8 @@ let package = Package(
         ),
         // The libwebsockets glue: transport, timers, HTTP, and the daemon that drives the
         // protocol state machine. Only the lws service thread touches lws.
+        // Files under Sources/BridgeServer/Assets/ (bridge.js is a link to js-client/bridge.js)
+        // are compiled in by the EmbedAssets plugin: `EmbeddedAssets.bytes(named: "bridge.js")`.
         .target(
             name: "BridgeServer",
             dependencies: [
@@ -43,7 +45,9 @@ let package = Package(
                 "BridgeConfig",
                 "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Assets"],
+            plugins: [.plugin(name: "EmbedAssets")]
         ),
         // Pure: the trace format (record), its replay against a fresh state machine, and the stack
         // diagram in the seed's notation.
@@ -51,6 +55,9 @@ let package = Package(
         // `bridged check`: steps, the app-awareness rules over an observation log (pure), the
         // reports (table, JUnit, HTML).
         .target(name: "BridgeCheck", dependencies: ["BridgeProtocol", .product(name: "Yams", package: "Yams")]),
+        // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
+        .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
+        .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
         // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
         .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
