@@ -15,6 +15,7 @@ struct BridgedCommand: ParsableCommand {
             ServeCommand.self,
             ReplayCommand.self,
             DiagramCommand.self,
+            CheckCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

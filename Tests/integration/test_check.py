@@ -101,3 +101,37 @@ def test_diagram_prints_every_stack_in_boxes(tmp_path):
     assert "| P1 | | W1(*P) |" in out
     assert "P1 W1(*P)~ W2(*C)" in out
     assert "pwa-navigate from" in out
+
+
+def test_check_exit_2_when_it_cannot_run(tmp_path):
+    # Nothing listens on the port of a socket that was closed.
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    code, out, err = run_cli("check", f"http://127.0.0.1:{port}/")
+    assert code == 2
+    assert "page unreachable" in err and "Connection refused" in err
+
+    code, _, err = run_cli("check")
+    assert code == 2 and "Missing expected argument" in err
+    code, _, err = run_cli("check", "--bogus", "http://127.0.0.1/")
+    assert code == 2 and "Unknown option" in err
+    code, _, err = run_cli("check", "ftp://example/")
+    assert code == 2 and "not an http(s) URL" in err
+    code, _, err = run_cli("check", "--max-states", "0", "http://127.0.0.1/")
+    assert code == 2 and "--max-states must be between 1 and 1000" in err
+    code, _, err = run_cli("check", "--budget-ms", "0", "http://127.0.0.1/")
+    assert code == 2 and "--budget-ms must be at least 1" in err
+    bad = tmp_path / "steps.yaml"
+    bad.write_text("- click: a\n- jump: b\n")
+    code, _, err = run_cli("check", "--steps", str(bad), "http://127.0.0.1/")
+    assert code == 2 and "step 2 (line 2): unknown step `jump`" in err
+
+
+def test_check_exit_2_without_chromium(daemon_factory):
+    app = daemon_factory("--static", str(pathlib.Path(__file__).resolve().parents[2] / "js-client/demo"))
+    code, _, err = run_cli("check", "--chromium", "/nonexistent/chromium", app.url + "/app/")
+    assert code == 2
+    assert "no Chromium" in err and "apt-get install chromium" in err
