@@ -135,3 +135,126 @@ def test_check_exit_2_without_chromium(daemon_factory):
     code, _, err = run_cli("check", "--chromium", "/nonexistent/chromium", app.url + "/app/")
     assert code == 2
     assert "no Chromium" in err and "apt-get install chromium" in err
+
+
+# --- bridged check against real pages in Chromium -------------------------------------------
+
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+DEMO = pathlib.Path(__file__).resolve().parents[2] / "js-client/demo"
+BROKEN = DEMO / "broken"
+RULES = ["dom-before-reply", "push-without-navigate", "navigate-on-pop-or-replace", "render-timeout",
+         "no-render-after-back", "back-wrong-state", "external-link-trap", "page-error"]
+
+needs_chromium = pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed (scripts/install-deps.sh --test installs it)")
+
+
+@pytest.fixture(scope="module")
+def app_server():
+    """The demo apps, served by a plain bridged (/app/ and /bridge.js)."""
+    d = start_daemon("--static", str(DEMO))
+    yield d
+    d.stop()
+
+
+def check(*args, timeout=300):
+    return run_cli("check", *args, timeout=timeout)
+
+
+def broken_rules(out):
+    return sorted({line.split()[1] for line in out.splitlines() if line.startswith("BROKEN ")})
+
+
+@needs_chromium
+@pytest.mark.parametrize("rule", RULES)
+def test_each_broken_demo_breaks_exactly_its_rule(app_server, rule, tmp_path):
+    url = f"{app_server.url}/app/broken/{rule}/index.html"
+    junit = tmp_path / "check.xml"
+    if rule == "external-link-trap":
+        code, out, err = check(url, "--max-states", "5", "--junit", str(junit))
+    else:
+        code, out, err = check(url, "--steps", str(BROKEN / "steps.yaml"), "--junit", str(junit))
+    assert code == 1, out + err
+    assert broken_rules(out) == [rule], out
+    assert out.splitlines()[-1].startswith("NOT app-aware")
+    failures = [f.get("type") for f in ET.parse(junit).getroot().iter("failure")]
+    assert failures == [rule], failures
+
+
+@needs_chromium
+def test_well_behaved_passes_with_steps_and_exploring(app_server, tmp_path):
+    url = f"{app_server.url}/app/broken/well-behaved/index.html"
+    code, out, err = check(url, "--steps", str(BROKEN / "steps.yaml"))
+    assert code == 0, out + err
+    assert out.splitlines()[-1].startswith("app-aware")
+    assert " push " in out and " back " in out
+    code, out, err = check(url, "--max-states", "4")
+    assert code == 0, out + err
+
+
+@needs_chromium
+def test_demo_pwa_passes_with_steps_and_exploring(app_server, tmp_path):
+    steps = tmp_path / "demo.yaml"
+    steps.write_text("""
+- expect: {stack: "W1"}
+- click: "#nav-products"
+- expect: {stack: "P1 W1(*P)", title: "Products – demo PWA"}
+- click: "#product-1"
+- expect: {stack: "P1 P2 W1(*P)"}
+- back
+- expect: {stack: "P1 W1(*P)"}
+- back
+- expect: {stack: "W1(*P)"}
+""")
+    junit, report, trace = tmp_path / "demo.xml", tmp_path / "demo.html", tmp_path / "demo.jsonl"
+    code, out, err = check(f"{app_server.url}/app/", "--steps", str(steps), "--junit", str(junit),
+                           "--report", str(report), "--trace", str(trace))
+    assert code == 0, out + err
+    # JUnit: testsuites > testsuite > testcase (one per step and per rule), no failure.
+    root = ET.parse(junit).getroot()
+    assert root.tag == "testsuites"
+    suites = root.findall("testsuite")
+    assert len(suites) == 1
+    cases = suites[0].findall("testcase")
+    assert len(cases) == 9 + 8 and int(suites[0].get("tests")) == len(cases)
+    assert suites[0].get("failures") == "0" and not list(root.iter("failure"))
+    assert all(c.get("classname") in ("steps", "rules") and c.get("name") for c in cases)
+    html = report.read_text()
+    assert "app-aware" in html and 'class="item P">P1</span>' in html
+    assert "data:image/jpeg;base64," in html  # the placeholders' snapshots inline
+    # The run's trace replays.
+    code, out, err = run_cli("replay", str(trace))
+    assert code == 0, out + err
+    code, out, err = check(f"{app_server.url}/app/", "--max-states", "6")
+    assert code == 0, out + err
+
+
+@needs_chromium
+def test_astro_demo_passes_with_steps_and_exploring(app_server, tmp_path):
+    steps = tmp_path / "astro.yaml"
+    steps.write_text("""
+- click: "#astro-deals"
+- expect: {stack: "P1 W1(*P)"}
+- click: "#astro-help"
+- back
+- back
+- expect: {stack: "W1(*P)"}
+""")
+    code, out, err = check(f"{app_server.url}/app/astro.html", "--steps", str(steps))
+    assert code == 0, out + err
+    code, out, err = check(f"{app_server.url}/app/astro.html", "--max-states", "4")
+    assert code == 0, out + err
+
+
+@needs_chromium
+def test_a_failed_expectation_is_exit_1(app_server, tmp_path):
+    steps = tmp_path / "wrong.yaml"
+    steps.write_text('- click: "#to-a"\n- expect: {stack: "W1", title: "nope"}\n')
+    junit = tmp_path / "wrong.xml"
+    code, out, err = check(f"{app_server.url}/app/broken/well-behaved/index.html", "--steps", str(steps), "--junit", str(junit))
+    assert code == 1, out + err
+    assert "step 2 failed" in out and "the stack is P1 W1(*P), expected W1" in out
+    assert [f.get("type") for f in ET.parse(junit).getroot().iter("failure")] == ["step"]
