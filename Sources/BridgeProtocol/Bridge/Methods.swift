@@ -2,6 +2,10 @@
 ///
 /// `deeplink.open` is in both tables: a page opens a link in its own session, a controller in
 /// any session.
+///
+/// (The page's names are matched by a `switch` over string literals, written out: the
+/// synthesized `init(rawValue:)` goes through a generic table search, measurably dearer on the
+/// path every page request takes.)
 enum PageMethod: String, CaseIterable {
     case pwaNavigate = "pwa-navigate"
     case pwaRendered = "pwa-rendered"
@@ -9,6 +13,18 @@ enum PageMethod: String, CaseIterable {
     case navigate
     case ping
     case deeplinkOpen = "deeplink.open"
+
+    init?(rawValue name: String) {
+        switch name {
+        case "pwa-navigate": self = .pwaNavigate
+        case "pwa-rendered": self = .pwaRendered
+        case "back": self = .back
+        case "navigate": self = .navigate
+        case "ping": self = .ping
+        case "deeplink.open": self = .deeplinkOpen
+        default: return nil
+        }
+    }
 }
 
 /// The events a page may send (contract section 5); any other name is an app event.
@@ -18,6 +34,17 @@ enum PageEventName: String, CaseIterable {
     case back
     case navigate
     case pwaNavigated = "pwa-navigated"
+
+    init?(rawValue name: String) {
+        switch name {
+        case "pwa-navigate": self = .pwaNavigate
+        case "pwa-rendered": self = .pwaRendered
+        case "back": self = .back
+        case "navigate": self = .navigate
+        case "pwa-navigated": self = .pwaNavigated
+        default: return nil
+        }
+    }
 }
 
 /// The requests a controller may send (contract section 6 and the router's methods), grouped
