@@ -72,11 +72,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `swift run -c release engine-bench`: transitions per second of the stacking engine.
-        .executableTarget(name: "engine-bench", dependencies: ["BridgeProtocol"]),
-        // `swift run -c release bridge-load --help`: the load generator of `make bench`, on
-        // libwebsockets' client API.
-        .executableTarget(name: "bridge-load", dependencies: ["CWebsockets"]),
         .testTarget(
             name: "BridgeProtocolTests",
             dependencies: [
