@@ -43,11 +43,18 @@ let package = Package(
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["Assets"],
             plugins: [.plugin(name: "EmbedAssets")]
         ),
+        // Pure: the trace format (record), its replay against a fresh state machine, and the stack
+        // diagram in the seed's notation.
+        .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
+        // `bridged check`: steps, the app-awareness rules over an observation log (pure), the
+        // reports (table, JUnit, HTML).
+        .target(name: "BridgeCheck", dependencies: ["BridgeProtocol", .product(name: "Yams", package: "Yams")]),
         // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
         .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
         .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
@@ -56,6 +63,8 @@ let package = Package(
         .executableTarget(
             name: "bridged",
             dependencies: [
+                "BridgeTrace",
+                "BridgeCheck",
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
@@ -71,6 +80,8 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "BridgeTraceTests", dependencies: ["BridgeTrace", "BridgeProtocol"]),
+        .testTarget(name: "BridgeCheckTests", dependencies: ["BridgeCheck"]),
         .testTarget(
             name: "BridgeServerTests",
             dependencies: [

@@ -59,7 +59,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// Hands the accumulated effects over in `buffer` (whose old contents are dropped) and keeps
     /// `buffer`'s storage for the next ones: no allocation per message once both have grown,
     /// and the host may call back into the bridge while it performs them.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
         while !buffer.isEmpty { buffer.removeLast() }  // keeps the storage, cheaper than removeAll
         swap(&buffer, &effects)
@@ -72,12 +72,12 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         return traceLines
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, role: .fresh)
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
         guard clients[client] != nil else { return }
         sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
@@ -88,7 +88,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// One whole text message from `client`.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         guard clients[client] != nil else { return }
         let frame: Frame
@@ -107,7 +107,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func disconnected(_ client: ClientID, at now: Int64) {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
@@ -129,7 +129,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// A timer asked for by `.schedule` is due.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
         if case .success = step(sid, .timerFired(key.token), now: now) {
@@ -141,7 +141,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
     /// once a second.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
