@@ -8,6 +8,8 @@ public struct DaemonConfiguration: Sendable {
     /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
     /// completed with the daemon's own origin); nil: no routing configuration.
     public var router: (@Sendable (_ origin: String) throws -> Router)?
+    /// Serve `GET /metrics` (Prometheus text format); see Daemon+Metrics.swift.
+    public var metricsEnabled = true
 
     public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
                 router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
@@ -47,6 +49,7 @@ public final class Daemon: TransportDelegate {
     var deadlineTimerAt: Int64 = .max
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    lazy var metrics: DaemonMetrics? = configuration.metricsEnabled ? DaemonMetrics() : nil
     /// Called once on the service thread when the daemon accepts connections, with the real port.
     public var onStart: ((Int) -> Void)?
 
@@ -126,6 +129,8 @@ public final class Daemon: TransportDelegate {
             w.key("uptimeMs"); w.int((now - startedAt) / 1000)
             w.endObject()
             return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/metrics":
+            return metricsResponse()
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
         case "/", "/index.html":
@@ -189,6 +194,7 @@ public final class Daemon: TransportDelegate {
     func scheduleSweep() {
         sweepTimer = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
             self.bridge.sweep(at: self.now)
+            self.metricsTick()
             self.perform()
             self.scheduleSweep()
         }

@@ -31,6 +31,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var replyMark: Int?
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
+    /// Counters for the daemon's metrics (see BridgeStats).
+    public var stats = BridgeStats()
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
@@ -100,7 +102,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
         switch frame {
         case .request(let id, let method, let params):
+            stats.beginRequest(method)
             handleRequest(client, id: id, method: method, params: params, now: now)
+            stats.endRequest()
         case .event(let name, let params):
             handleEvent(client, name: name, params: params, now: now)
         }
@@ -195,6 +199,8 @@ struct ControllerInfo {
     var handles: Set<String>
     /// Sessions this controller is subscribed to one by one.
     var sessions: [String] = []
+    /// The read-only `observer` role (BridgeObserver.swift).
+    var observer = false
 }
 
 /// One session's state. A class: it is reached through `sessions[sid]` many times per request,

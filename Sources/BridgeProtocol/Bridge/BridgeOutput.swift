@@ -96,6 +96,7 @@ extension Bridge {
 
     mutating func observe(_ sid: String, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(sid, observation, cause: cause) }
+        stats.observe(observation)
         switch observation {
         case .stackChanged:
             if sessions[sid]?.route != nil {
@@ -201,7 +202,7 @@ extension Bridge {
         body(&w)
         w.endObject()
         w.endObject()
-        for client in recipients { effects.append(.send(client, w.bytes)) }
+        sendEventFrame(name, w.bytes, to: recipients)
     }
 
     /// The earliest-connected controller that handles `name` and is subscribed to the session.
@@ -243,6 +244,7 @@ extension Bridge {
     }
 
     mutating func sendError(_ client: ClientID, id: Int64?, _ error: ProtocolError) {
+        stats.error(error.code)
         var w = takeFrameWriter()
         w.appendRaw(#"{"id":"#)
         if let id { w.appendDigits(Int(id)) } else { w.appendRaw("null") }

@@ -37,8 +37,9 @@ extension Bridge {
             } else {
                 sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
             }
-        case .controller:
+        case .controller(let info):
             do throws(ProtocolError) {
+                if info.observer { try checkObserver(method) }
                 try controllerRequest(client, id: id, method: method, p, now: now)
             } catch {
                 sendError(client, id: id, error)
@@ -69,7 +70,8 @@ extension Bridge {
         switch role {
         case "page": try helloPage(client, id: id, p, now: now)
         case "controller": try helloController(client, id: id, p, isLoopback: isLoopback, now: now)
-        default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\" or \"controller\"")
+        case "observer": try helloObserver(client, id: id, p, isLoopback: isLoopback)
+        default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\", \"controller\" or \"observer\"")
         }
     }
 
@@ -366,6 +368,7 @@ extension Bridge {
         let singleTab = handler(of: "webview.open", in: sid) == nil
         switch step(sid, .back(requester: requester, singleTab: singleTab), now: now) {
         case .success(.back(let action, let removed)):
+            stats.back(action)
             if let (client, id) = replyTo {
                 let stack = stackJSON(sid)
                 sendResult(client, id: id) { w in
