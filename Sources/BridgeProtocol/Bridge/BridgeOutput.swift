@@ -96,7 +96,7 @@ extension Bridge {
 
     mutating func observe(_ sid: String, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(sid, observation, cause: cause) }
-        stats.observe(observation)
+        noteObservation(sid, observation)
         switch observation {
         case .stackChanged:
             if sessions[sid]?.route != nil {
