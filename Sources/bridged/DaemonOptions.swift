@@ -152,6 +152,7 @@ extension DaemonOptions {
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
         bridge.trace = logLevel <= .debug
+        bridge.countStats = metrics
         var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
         daemon.metricsEnabled = metrics
         return daemon

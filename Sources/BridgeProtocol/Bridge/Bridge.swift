@@ -38,6 +38,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         self.configuration = configuration
         self.router = router
         self.rng = random
+        stats.enabled = configuration.countStats
         effects.reserveCapacity(16)
         engineEffects.reserveCapacity(16)
     }

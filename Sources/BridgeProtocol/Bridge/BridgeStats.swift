@@ -48,6 +48,9 @@ public struct BridgeStats: Sendable {
     public static let backActions: [BackAction] = [.swap, .pop, .none]
     public static let removalReasons: [RemovalReason] = [.rendered, .timeout, .superseded, .closed]
 
+    /// Off (`--no-metrics`): nothing is counted.
+    public var enabled = true
+
     /// The request being handled (its method's index); -1 between requests.
     var current = -1
     var currentCode = 0
@@ -55,6 +58,7 @@ public struct BridgeStats: Sendable {
     public init() {}
 
     mutating func beginRequest(_ method: String) {
+        guard enabled else { return }
         current = Self.methodIndex[method] ?? Self.otherMethod
         currentCode = 0
     }
@@ -65,11 +69,13 @@ public struct BridgeStats: Sendable {
     }
 
     mutating func error(_ code: ErrorCode) {
+        guard enabled else { return }
         let c = Self.codeIndex[code] ?? 0
         if current >= 0, currentCode == 0 { currentCode = c } else { frameErrors[c] &+= 1 }
     }
 
     mutating func back(_ action: BackAction) {
+        guard enabled else { return }
         switch action {
         case .swap: backs[0] &+= 1
         case .pop: backs[1] &+= 1
@@ -78,6 +84,7 @@ public struct BridgeStats: Sendable {
     }
 
     mutating func observe(_ observation: Observation) {
+        guard enabled else { return }
         switch observation {
         case .foregroundShown(_, let kind, _):
             if kind == .blank { pwaNavigations &+= 1 }
