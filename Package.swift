@@ -37,6 +37,8 @@ let package = Package(
         ),
         // The libwebsockets glue: transport, timers, HTTP, and the daemon that drives the
         // protocol state machine. Only the lws service thread touches lws.
+        // Files under Sources/BridgeServer/Assets/ (bridge.js is a link to js-client/bridge.js)
+        // are compiled in by the EmbedAssets plugin: `EmbeddedAssets.bytes(named: "bridge.js")`.
         .target(
             name: "BridgeServer",
             dependencies: [
@@ -46,8 +48,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            exclude: ["Assets"],
+            plugins: [.plugin(name: "EmbedAssets")]
         ),
+        // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
+        .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
+        .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
+        // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
+        .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
@@ -79,6 +88,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

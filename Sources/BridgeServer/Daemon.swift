@@ -133,10 +133,8 @@ public final class Daemon: TransportDelegate {
             return metricsResponse()
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
-        case "/", "/index.html":
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Dashboard.html.utf8))
         default:
-            return nil
+            return Dashboard.response(for: path)
         }
     }
 
