@@ -531,8 +531,19 @@ $("next").addEventListener("click", () => {
 });
 $("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  token = $("token").value.trim();
+  const value = $("token").value.trim();
   $("token").value = "";
+  useToken(value);
+});
+// `#token=…` typed into the address bar of an open dashboard.
+window.addEventListener("hashchange", () => {
+  if (!new URLSearchParams(location.hash.slice(1)).has("token")) return;
+  useToken(readToken());
+});
+
+/** Reconnects with `value` as the token ("" for none). */
+function useToken(value) {
+  token = value;
   if (token) sessionStorage.setItem("bridged.token", token);
   else sessionStorage.removeItem("bridged.token");
   showError(null);
@@ -542,7 +553,7 @@ $("token-form").addEventListener("submit", (event) => {
   observer = null;
   old?.close();
   observe();
-});
+}
 setInterval(() => {
   $("rate").textContent = String(eventsThisSecond);
   eventsThisSecond = 0;
