@@ -16,14 +16,17 @@ import pytest
 
 import selenium_support
 from browser_support import DEMO_DIR, Controller
-from conftest import start_daemon
+from conftest import REPO, start_daemon
 
 pytestmark = pytest.mark.skipif(selenium_support.missing() is not None, reason=selenium_support.missing() or "")
 
 
-@pytest.fixture(scope="module")
-def demo_daemon():
-    d = start_daemon("--static", str(DEMO_DIR))
+@pytest.fixture(scope="module", params=["plain", "routing"])
+def demo_daemon(request):
+    """The demo as `make run` serves it (with the example routing configuration), and without."""
+    extra = ["--config", str(REPO / "examples" / "app.yaml")] if request.param == "routing" else []
+    d = start_daemon("--static", str(DEMO_DIR), *extra)
+    d.kind = request.param
     yield d
     d.stop()
 
@@ -104,12 +107,15 @@ def test_back_and_forward_keep_the_stack_in_step_with_the_tab(demo_daemon):
             await ctl.wait_event("pwa-rendered", session=session, webview="W1")
             assert await stack(ctl, session) == "P1 P2 W1"
 
-            # A classic link: W2, the tab goes there (single-tab mode).
+            # A classic link: a new web view (W2; another id with routing, whose other tabs
+            # hold web views too), the tab goes there (single-tab mode).
             ctl.clear()
             await tab.click("#to-classic")
-            await ctl.wait_event("page.connected", session=session, webview="W2")
+            pushed = await ctl.wait_event("stack.changed", session=session, cause="navigate")
+            classic = pushed["params"]["stack"][-1]["id"]
+            await ctl.wait_event("page.connected", session=session, webview=classic)
             await tab.wait_view("classic")
-            assert await stack(ctl, session) == "P1 P2 W1 W2"
+            assert await stack(ctl, session) == f"P1 P2 W1 {classic}"
 
             # The browser's Back: the tab shows the PWA (at `products`: the product's history
             # entry was replaced by the classic page); the daemon pops W2 and discards P2.
@@ -118,29 +124,31 @@ def test_back_and_forward_keep_the_stack_in_step_with_the_tab(demo_daemon):
             await tab.wait_view("products")
             changed = await ctl.wait_event("stack.changed", session=session, cause="history")
             assert [i["id"] for i in changed["params"]["stack"]] == ["P1", "W1"]
-            await ctl.wait_event("webview.closed", session=session, webview="W2")
+            await ctl.wait_event("webview.closed", session=session, webview=classic)
             await ctl.wait_event("page.connected", session=session, webview="W1")
             assert await stack(ctl, session) == "P1 W1"
             got = await ctl.call("session.get", {"session": session})
             w1 = got["stack"][-1]
             assert w1["connected"] is True and "view=products" in w1["url"], w1
 
-            # Forward after Back: a new classic navigation; the classic page claims W3.
+            # Forward after Back: a new classic navigation; the classic page claims a new web view.
             ctl.clear()
             await tab.call(driver.forward)
             await tab.wait_view("classic")
             changed = await ctl.wait_event("stack.changed", session=session, cause="history")
-            assert [i["id"] for i in changed["params"]["stack"]] == ["P1", "W1", "W3"]
-            await ctl.wait_event("page.connected", session=session, webview="W3")
-            assert await stack(ctl, session) == "P1 W1 W3"
-            assert "bridge_webview=W3" in await tab.js("return location.href"), "the address bar claims the new web view"
+            again = changed["params"]["stack"][-1]["id"]
+            assert again != classic and again.startswith("W")
+            assert [i["id"] for i in changed["params"]["stack"]] == ["P1", "W1", again]
+            await ctl.wait_event("page.connected", session=session, webview=again)
+            assert await stack(ctl, session) == f"P1 W1 {again}"
+            assert f"bridge_webview={again}" in await tab.js("return location.href"), "the address bar claims the new web view"
 
             # Back again: W3 popped, the PWA shows.
             ctl.clear()
             await tab.call(driver.back)
             await tab.wait_view("products")
             await ctl.wait_event("stack.changed", session=session, cause="history")
-            await ctl.wait_event("webview.closed", session=session, webview="W3")
+            await ctl.wait_event("webview.closed", session=session, webview=again)
             assert await stack(ctl, session) == "P1 W1"
 
             # The host's back still works on what is left: a swap to home.
@@ -149,7 +157,7 @@ def test_back_and_forward_keep_the_stack_in_step_with_the_tab(demo_daemon):
             assert (result["action"], result["removed"]) == ("swap", ["P1"])
             await tab.wait_view("home")
             assert await stack(ctl, session) == "W1"
-            selenium_support.screenshot(driver, "back-button-final")
+            selenium_support.screenshot(driver, f"back-button-{demo_daemon.kind}")
         finally:
             await asyncio.to_thread(driver.quit)
             await ctl.close()

@@ -29,12 +29,16 @@ extension Bridge {
     /// views (kept after they close, for `returnToClosedWebView`).
     mutating func noteObservation(_ sid: String, _ observation: Observation) {
         stats.observe(observation)
-        if case .webviewOpen(let webview, _, let token) = observation, let s = sessions[sid] {
-            if s.pastTokens.count >= Self.pastTokenLimit, let oldest = s.pastTokens.keys.min(by: { $0.number < $1.number }) {
-                s.pastTokens[oldest] = nil
-            }
-            s.pastTokens[webview] = token
+        if case .webviewOpen(let webview, _, let token) = observation { rememberToken(sid, webview, token) }
+    }
+
+    /// Keeps the token of a new web view for after it closes (at most `pastTokenLimit`).
+    mutating func rememberToken(_ sid: String, _ webview: ItemID, _ token: String) {
+        guard let s = sessions[sid] else { return }
+        if s.pastTokens.count >= Self.pastTokenLimit, let oldest = s.pastTokens.keys.min(by: { $0.number < $1.number }) {
+            s.pastTokens[oldest] = nil
         }
+        s.pastTokens[webview] = token
     }
 
     /// A history `hello` claiming web view `webview` of `sid`, whose page is now connected
