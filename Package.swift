@@ -45,6 +45,7 @@ let package = Package(
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -52,6 +53,12 @@ let package = Package(
             exclude: ["Assets"],
             plugins: [.plugin(name: "EmbedAssets")]
         ),
+        // Pure: the trace format (record), its replay against a fresh state machine, and the stack
+        // diagram in the seed's notation.
+        .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
+        // `bridged check`: steps, the app-awareness rules over an observation log (pure), the
+        // reports (table, JUnit, HTML).
+        .target(name: "BridgeCheck", dependencies: ["BridgeProtocol", .product(name: "Yams", package: "Yams")]),
         // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
         .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
         .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
@@ -60,6 +67,8 @@ let package = Package(
         .executableTarget(
             name: "bridged",
             dependencies: [
+                "BridgeTrace",
+                "BridgeCheck",
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
@@ -67,11 +76,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `swift run -c release engine-bench`: transitions per second of the stacking engine.
-        .executableTarget(name: "engine-bench", dependencies: ["BridgeProtocol"]),
-        // `swift run -c release bridge-load --help`: the load generator of `make bench`, on
-        // libwebsockets' client API.
-        .executableTarget(name: "bridge-load", dependencies: ["CWebsockets"]),
         .testTarget(
             name: "BridgeProtocolTests",
             dependencies: [
@@ -80,6 +84,8 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "BridgeTraceTests", dependencies: ["BridgeTrace", "BridgeProtocol"]),
+        .testTarget(name: "BridgeCheckTests", dependencies: ["BridgeCheck"]),
         .testTarget(
             name: "BridgeServerTests",
             dependencies: [

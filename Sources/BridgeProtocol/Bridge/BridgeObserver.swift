@@ -46,7 +46,7 @@ extension Bridge {
     func checkObserver(_ method: String) throws(ProtocolError) {
         guard !Self.observerMethods.contains(method) else { return }
         if method == "hello" { throw ProtocolError(.conflict, "this connection already said hello") }
-        if Self.controllerMethods.contains(method) || Self.pageMethods.contains(method) {
+        if ControllerMethod(method) != nil || PageMethod(rawValue: method) != nil {
             throw ProtocolError(.notAllowed, "\"\(method)\" changes sessions; an observer may only list, get and subscribe")
         }
         throw ProtocolError(.unknownMethod, "no method \"\(method)\"")
