@@ -9,6 +9,8 @@ public struct DaemonConfiguration: Sendable {
     /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
     /// completed with the daemon's own origin); nil: no routing configuration.
     public var router: (@Sendable (_ origin: String) throws -> Router)?
+    /// Serve `GET /metrics` (Prometheus text format); see Daemon+Metrics.swift.
+    public var metricsEnabled = true
 
     public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
                 router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
@@ -48,6 +50,7 @@ public final class Daemon: TransportDelegate {
     var deadlineTimerAt: Int64 = .max
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    lazy var metrics: DaemonMetrics? = configuration.metricsEnabled ? DaemonMetrics() : nil
     /// The random words the Bridge draws, kept only while recording (`Daemon+Record.swift`).
     let randomTape = RandomTape()
     /// Set by `record(to:)`: every input and effect goes into a trace.
@@ -140,12 +143,12 @@ public final class Daemon: TransportDelegate {
             w.key("uptimeMs"); w.int((now - startedAt) / 1000)
             w.endObject()
             return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/metrics":
+            return metricsResponse()
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
-        case "/", "/index.html":
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Dashboard.html.utf8))
         default:
-            return nil
+            return Dashboard.response(for: path)
         }
     }
 
@@ -210,6 +213,7 @@ public final class Daemon: TransportDelegate {
             let t = self.now
             self.bridge.sweep(at: t)
             if self.recorder != nil { self.recordInput(.sweep, at: t) }
+            self.metricsTick()
             self.perform()
             self.scheduleSweep()
         }
