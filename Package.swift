@@ -41,6 +41,7 @@ let package = Package(
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeBrowser",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -52,6 +53,7 @@ let package = Package(
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeBrowser",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

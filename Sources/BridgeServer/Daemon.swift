@@ -1,3 +1,4 @@
+import BridgeBrowser
 import BridgeProtocol
 import Logging
 
@@ -8,6 +9,8 @@ public struct DaemonConfiguration: Sendable {
     /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
     /// completed with the daemon's own origin); nil: no routing configuration.
     public var router: (@Sendable (_ origin: String) throws -> Router)?
+    /// Browser sessions (Daemon+Browser.swift).
+    public var browser = BrowserConfiguration()
 
     public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
                 router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
@@ -49,6 +52,8 @@ public final class Daemon: TransportDelegate {
     var startedAt: Int64 = 0
     /// Called once on the service thread when the daemon accepts connections, with the real port.
     public var onStart: ((Int) -> Void)?
+    /// The browser sessions' side, made with the first one (Daemon+Browser.swift).
+    var browser: BrowserSide?
 
     public init(configuration: DaemonConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
         self.configuration = configuration
@@ -66,6 +71,7 @@ public final class Daemon: TransportDelegate {
 
     /// Serves until `remote.stop()`; the calling thread becomes the service thread.
     public func run() throws {
+        defer { shutdownBrowser() }
         try transport.run()
     }
 
@@ -100,6 +106,7 @@ public final class Daemon: TransportDelegate {
     }
 
     public func transport(_ id: ConnectionID, didReceiveText message: UnsafeRawBufferPointer) {
+        if browser != nil, browserIntercepts(id, message) { return }
         bridge.received(ClientID(id.raw), text: message, at: now)
         perform()
     }
@@ -110,6 +117,7 @@ public final class Daemon: TransportDelegate {
     }
 
     public func transportDidClose(_ id: ConnectionID) {
+        if browser != nil { browserConnectionClosed(id) }
         bridge.disconnected(ClientID(id.raw), at: now)
         perform()
     }
@@ -131,7 +139,7 @@ public final class Daemon: TransportDelegate {
         case "/", "/index.html":
             return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Dashboard.html.utf8))
         default:
-            return nil
+            return browserHTTP(path: path)
         }
     }
 
@@ -148,9 +156,16 @@ public final class Daemon: TransportDelegate {
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):
+                if browser != nil {
+                    if client == BrowserSide.hostClient { browserReceives(bytes); continue }
+                    if browserHoldsOutgoing(client, bytes) { continue }
+                }
                 transport.send(ConnectionID(raw: client.raw), bytes)
             case .close(let client, let code, let reason):
+                if client == BrowserSide.hostClient { continue }
                 transport.close(ConnectionID(raw: client.raw), code: UInt16(clamping: code), reason: reason)
+            case .host(let call):
+                performHost(call)
             case .schedule(let key, let ms):
                 if hot.pointee.deadlines.push(key, deadline: now + Int64(ms) * 1000) {
                     armDeadlineTimer()

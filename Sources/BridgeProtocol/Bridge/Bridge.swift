@@ -31,6 +31,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var replyMark: Int?
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
+    /// Sessions created with `browser: true` (see Bridge+Host.swift).
+    var browserSessions: Set<String> = []
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration

@@ -6,7 +6,8 @@ extension Bridge {
     static var controllerMethods: Set<String> {
         ["session.create", "session.list", "session.get", "session.close", "session.subscribe",
          "session.unsubscribe", "navigation.navigateToUrl", "navigation.back", "navigation.canGoBack",
-         "navigation.popToRoot", "ping", "router.resolve", "router.perform", "router.get", "router.selectTab"]
+         "navigation.popToRoot", "ping", "router.resolve", "router.perform", "router.get", "router.selectTab",
+         "webview.evaluate", "webview.click", "webview.type", "session.screenshot", "placeholder.snapshot"]
     }
 
     mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
@@ -115,6 +116,9 @@ extension Bridge {
         }
         sessions[sid]!.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
+        if browserSessions.contains(sid) {
+            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview.description)))
+        }
         if sessions[sid]!.engine.webView(webview) != nil {
             _ = step(sid, .pageConnected(webview, url: url), now: now)
             writeHelloResult(client, id: id, session: sid, webview: webview)
@@ -394,6 +398,10 @@ extension Bridge {
         switch method {
         case "session.create":
             let url = try p.optionalString("url").map(PageURL.stripClaim) ?? ""
+            if let browser = p.object["browser"], browser != .null {
+                guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
+                if wanted { return try createBrowserSession(client, id: id, url: url, now: now) }
+            }
             let sid = try createSession(url: url, connectedBy: nil, subscriber: client, now: now)
             let w1 = ItemID.webview(1)
             let token = sessions[sid]!.engine.webView(w1)!.token
@@ -501,6 +509,8 @@ extension Bridge {
             try routerRequest(client, id: id, method: method, p, now: now)
         case "hello":
             throw ProtocolError(.conflict, "this connection already said hello")
+        case "webview.evaluate", "webview.click", "webview.type", "session.screenshot", "placeholder.snapshot":
+            try hostRequest(client, id: id, method: method, p)
         default:
             if Self.pageMethods.contains(method) {
                 throw ProtocolError(.notAllowed, "\"\(method)\" is for pages; this connection is a controller")
@@ -552,6 +562,7 @@ extension Bridge {
         flush(sid, cause: "session.close", now: now)
         emit(sid, "session.closed") { w in w.key("reason"); w.string(reason) }
         let record = sessions.removeValue(forKey: sid)!
+        browserSessions.remove(sid)
         sessionIDBySerial[record.serial] = nil
         for (client, _) in record.subscribers {
             if case .controller(var info)? = clients[client]?.role {
