@@ -35,6 +35,8 @@ let package = Package(
         ),
         // The libwebsockets glue: transport, timers, HTTP, and the daemon that drives the
         // protocol state machine. Only the lws service thread touches lws.
+        // Files under Sources/BridgeServer/Assets/ (bridge.js is a link to js-client/bridge.js)
+        // are compiled in by the EmbedAssets plugin: `EmbeddedAssets.bytes(named: "bridge.js")`.
         .target(
             name: "BridgeServer",
             dependencies: [
@@ -43,8 +45,13 @@ let package = Package(
                 "BridgeConfig",
                 "BridgeBrowser",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Assets"],
+            plugins: [.plugin(name: "EmbedAssets")]
         ),
+        // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
+        .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
+        .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
         // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
         .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
@@ -58,11 +65,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `swift run -c release engine-bench`: transitions per second of the stacking engine.
-        .executableTarget(name: "engine-bench", dependencies: ["BridgeProtocol"]),
-        // `swift run -c release bridge-load --help`: the load generator of `make bench`, on
-        // libwebsockets' client API.
-        .executableTarget(name: "bridge-load", dependencies: ["CWebsockets"]),
         .testTarget(
             name: "BridgeProtocolTests",
             dependencies: [

@@ -167,8 +167,8 @@ extension DaemonOptions {
             config.browser.options.viewportHeight = size.height
         }
         config.browser.snapshotBytesPerSession = maxSnapshotBytes
-        config.browser.injectTemplate = injectJSSource
-        config.browser.bridgeJS = bridgeJSSource
+        config.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
+        config.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return config
     }
 }

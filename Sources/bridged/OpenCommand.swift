@@ -50,7 +50,10 @@ struct OpenCommand: ParsableCommand {
             }
             config.router = { origin in try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: origin) }
         }
-        let daemon = try Daemon(configuration: config, bridgeJS: Array(bridgeJSSource.utf8), logger: logger)
+        guard let bridgeJS = EmbeddedAssets.bytes(named: "bridge.js") else {
+            fatalError("bridge.js is not embedded: Sources/BridgeServer/Assets/bridge.js must link to js-client/bridge.js")
+        }
+        let daemon = try Daemon(configuration: config, bridgeJS: bridgeJS, logger: logger)
         let url = self.url
         daemon.onStart = { [unowned daemon] port in
             let origin = config.transport.displayURL(port: port)

@@ -38,7 +38,10 @@ struct ServeCommand: ParsableCommand {
             }
             config.router = { origin in try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: origin) }
         }
-        let daemon = try Daemon(configuration: config, bridgeJS: Array(bridgeJSSource.utf8), logger: logger)
+        guard let bridgeJS = EmbeddedAssets.bytes(named: "bridge.js") else {
+            fatalError("bridge.js is not embedded: Sources/BridgeServer/Assets/bridge.js must link to js-client/bridge.js")
+        }
+        let daemon = try Daemon(configuration: config, bridgeJS: bridgeJS, logger: logger)
         // Called on the service thread once the listener accepts connections.
         daemon.onStart = { port in
             Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")

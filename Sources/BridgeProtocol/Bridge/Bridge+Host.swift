@@ -18,11 +18,16 @@ public enum HostCall: Equatable, Sendable {
     case request(client: ClientID, id: Int64, method: String, session: String, target: String, params: JSONObject)
 }
 
-extension Bridge {
-    static var hostMethods: Set<String> {
-        ["webview.evaluate", "webview.click", "webview.type", "session.screenshot", "placeholder.snapshot"]
-    }
+/// The controller methods a browser session's browser answers (Bridge+Host.swift).
+enum HostMethod: String, CaseIterable {
+    case evaluate = "webview.evaluate"
+    case click = "webview.click"
+    case type = "webview.type"
+    case screenshot = "session.screenshot"
+    case snapshot = "placeholder.snapshot"
+}
 
+extension Bridge {
     /// Whether `session` was created with `browser: true`.
     public func isBrowserSession(_ sid: String) -> Bool { browserSessions.contains(sid) }
 
