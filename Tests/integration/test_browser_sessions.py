@@ -315,3 +315,39 @@ def test_without_chromium_the_error_is_clear_and_plain_sessions_work(daemon_fact
         await c.close()
 
     run(go())
+
+
+def test_bridged_open_runs_the_astro_demo_in_a_tab(daemon_factory):
+    # The url names the daemon's own port, known only once it listens: pick a free one first.
+    import socket
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    d = daemon_factory("open", f"http://127.0.0.1:{port}/app/astro.html", "--port", str(port), "--static", DEMO)
+
+    async def go():
+        c = await controller(d.ws_url)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            sessions = (await c.request("session.list"))["sessions"]
+            if sessions and sessions[0]["stack"][0].get("connected"):
+                break
+            assert time.monotonic() < deadline, sessions
+            await asyncio.sleep(0.05)
+        s = sessions[0]["session"]
+        await wait_until(c, s, "W1", "document.body.dataset.inApp === 'true'")
+        assert (await evaluate(c, s, "W1", "navigator.userAgent")).endswith("Astro App/1.0")
+        await c.close()
+
+    run(go())
+    status, _, body = http_request(d, "/api/sessions")
+    assert status == 200 and b'"W1"' in body
+
+
+def test_open_has_help_and_checks_its_url():
+    from conftest import run_daemon_expect_exit
+    code, out, err = run_daemon_expect_exit("open", "--help")
+    assert code == 0 and "URL" in out and "--chromium" in out
+    code, out, err = run_daemon_expect_exit("open", "ftp://x")
+    assert code != 0 and "http://" in err
