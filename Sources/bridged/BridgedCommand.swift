@@ -14,6 +14,9 @@ struct BridgedCommand: ParsableCommand {
         subcommands: [
             ServeCommand.self,
             OpenCommand.self,
+            ReplayCommand.self,
+            DiagramCommand.self,
+            CheckCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

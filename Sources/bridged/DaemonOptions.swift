@@ -48,6 +48,12 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical; debug and trace also log every transition of every stack.")
     var logLevelName: String = "info"
 
+    @Option(name: .customLong("log-format"), help: "text (for people) or json (one JSON object per line). Client-supplied values are escaped either way.")
+    var logFormatName: String = "text"
+
+    @Flag(inversion: .prefixedNo, help: "Serve Prometheus metrics at GET /metrics.")
+    var metrics: Bool = true
+
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
     var config: String?
 
@@ -84,6 +90,8 @@ struct DaemonOptions: ParsableArguments {
 
     var logLevel: Logger.Level { Logger.Level(rawValue: logLevelName.lowercased()) ?? .info }
 
+    var logFormat: LogFormat { LogFormat(rawValue: logFormatName) ?? .text }
+
     func validate() throws {
         func check(_ ok: Bool, _ message: @autoclosure () -> String) throws {
             if !ok { throw ValidationError(message()) }
@@ -100,6 +108,8 @@ struct DaemonOptions: ParsableArguments {
                   "--max-sessions must be between 1 and 10000000 (got \(maxSessions))")
         try check((1...1_000_000).contains(maxStackDepth),
                   "--max-stack-depth must be between 1 and 1000000 (got \(maxStackDepth))")
+        try check(LogFormat(rawValue: logFormatName) != nil,
+                  "--log-format must be text or json (got '\(logFormatName)')")
         try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
                   "--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevelName)')")
         for origin in allowOrigin {
@@ -159,16 +169,18 @@ extension DaemonOptions {
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
         bridge.trace = logLevel <= .debug
-        var config = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
-        config.browser.options.chromium = chromium
-        config.browser.options.userAgentSuffix = userAgentSuffix
+        bridge.countStats = metrics
+        var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
+        daemon.metricsEnabled = metrics
+        daemon.browser.options.chromium = chromium
+        daemon.browser.options.userAgentSuffix = userAgentSuffix
         if let size = BrowserOptions.parseViewport(viewport) {
-            config.browser.options.viewportWidth = size.width
-            config.browser.options.viewportHeight = size.height
+            daemon.browser.options.viewportWidth = size.width
+            daemon.browser.options.viewportHeight = size.height
         }
-        config.browser.snapshotBytesPerSession = maxSnapshotBytes
-        config.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
-        config.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
-        return config
+        daemon.browser.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
+        daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
+        return daemon
     }
 }

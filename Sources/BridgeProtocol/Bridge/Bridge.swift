@@ -40,11 +40,14 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var traceLines: [String] = []
     /// Sessions created with `browser: true` (see Bridge+Host.swift).
     var browserSessions: Set<String> = []
+    /// Counters for the daemon's metrics (see BridgeStats).
+    public var stats = BridgeStats()
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
         self.router = router
         self.rng = random
+        stats.enabled = configuration.countStats
         effects.reserveCapacity(16)
         engineEffects.reserveCapacity(16)
     }
@@ -61,7 +64,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// Hands the accumulated effects over in `buffer` (whose old contents are dropped) and keeps
     /// `buffer`'s storage for the next ones: no allocation per message once both have grown,
     /// and the host may call back into the bridge while it performs them.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
         while !buffer.isEmpty { buffer.removeLast() }  // keeps the storage, cheaper than removeAll
         swap(&buffer, &effects)
@@ -74,12 +77,12 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         return traceLines
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, role: .fresh)
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
         guard clients[client] != nil else { return }
         sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
@@ -90,7 +93,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// One whole text message from `client`.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         guard clients[client] != nil else { return }
         let frame: Frame
@@ -103,13 +106,15 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
         switch frame {
         case .request(let id, let method, let params):
+            stats.beginRequest(method)
             handleRequest(client, id: id, method: method, params: params, now: now)
+            stats.endRequest()
         case .event(let name, let params):
             handleEvent(client, name: name, params: params, now: now)
         }
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func disconnected(_ client: ClientID, at now: Int64) {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
@@ -131,7 +136,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// A timer asked for by `.schedule` is due.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
         if case .success = step(sid, .timerFired(key.token), now: now) {
@@ -143,7 +148,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
     /// once a second.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
@@ -206,8 +211,9 @@ extension Bridge {
             } else {
                 sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
             }
-        case .controller:
+        case .controller(let info):
             do throws(ProtocolError) {
+                if info.observer { try checkObserver(method) }
                 try controllerRequest(client, id: id, method: method, p, now: now)
             } catch {
                 sendError(client, id: id, error)
