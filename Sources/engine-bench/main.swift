@@ -155,13 +155,13 @@ struct WorkloadGenerator {
     mutating func roll(_ n: UInt64) -> Int { Int(rng.next() % n) }
 
     @discardableResult
-    mutating func feed(_ input: SessionInput, afterMs ms: Int) -> [SessionEffect] {
+    mutating func feed(_ input: SessionInput, afterMs ms: Int) -> Result<SessionReply, EngineError> {
         now += Int64(ms) * 1000 + Int64(roll(1000))
         steps.append(Step(input: input, at: now))
         scratch.removeAll(keepingCapacity: true)
-        engine.handle(input, at: now, into: &scratch)
+        let result = engine.handle(input, at: now, into: &scratch)
         for case .scheduleTimer(let t, _) in scratch { lastTimer = t }
-        return scratch
+        return result
     }
 
     mutating func url() -> String {
@@ -207,8 +207,8 @@ struct WorkloadGenerator {
                 }
             case ..<600:  // back, from the page's header button or from the app
                 let requester = w != nil && roll(2) == 0 ? w?.id : nil
-                let effects = feed(.back(requester: requester, singleTab: singleTab), afterMs: 500 + roll(3000))
-                if case .reply(.back(.swap, _))? = effects.first, let w { settle(w.id) }
+                let result = feed(.back(requester: requester, singleTab: singleTab), afterMs: 500 + roll(3000))
+                if case .success(.back(.swap, _)) = result, let w { settle(w.id) }
             case ..<670:  // a classic navigation: the new page connects
                 let requester = w != nil && roll(4) != 0 ? w?.id : nil
                 feed(.navigateToUrl(url: url(), token: "tok-\(counter)-5c2e9d1f7a64", requester: requester, singleTab: singleTab), afterMs: 500 + roll(3000))
@@ -254,8 +254,8 @@ struct WorkloadGenerator {
 
 // MARK: - Replay
 
-/// Replays every session on a fresh engine; returns the number of effects (so the work cannot
-/// be optimised away).
+/// Replays every session on a fresh engine; returns the number of outputs, each answer and each
+/// effect (so the work cannot be optimised away).
 @inline(never)
 func replay(_ sessions: [Session], into effects: inout [SessionEffect]) -> Int {
     var produced = 0
@@ -264,7 +264,7 @@ func replay(_ sessions: [Session], into effects: inout [SessionEffect]) -> Int {
         for i in session.indices {
             effects.removeAll(keepingCapacity: true)
             engine.handle(session[i].input, at: session[i].at, into: &effects)
-            produced &+= effects.count
+            produced &+= effects.count + 1
         }
     }
     return produced
@@ -277,7 +277,7 @@ func replayReturning(_ sessions: [Session]) -> Int {
     for session in sessions {
         var engine = SessionEngine(configuration: configuration)
         for i in session.indices {
-            produced &+= engine.handle(session[i].input, at: session[i].at).count
+            produced &+= engine.handle(session[i].input, at: session[i].at).effects.count + 1
         }
     }
     return produced
@@ -301,11 +301,11 @@ func kindName(_ input: SessionInput) -> String {
     }
 }
 
-func outcomeName(_ effects: [SessionEffect]) -> String {
-    switch effects.first {
-    case .failure(let e)?: "failure(\(e.code))"
-    case .reply(.back(let action, _))?: action.rawValue
-    case .reply(.pwaRendered(let removed, _))?: removed ? "removed" : "nothing up"
+func outcomeName(_ result: Result<SessionReply, EngineError>) -> String {
+    switch result {
+    case .failure(let e): "failure(\(e.code))"
+    case .success(.back(let action, _)): action.rawValue
+    case .success(.pwaRendered(let removed, _)): removed ? "removed" : "nothing up"
     default: "ok"
     }
 }
@@ -385,9 +385,9 @@ do {
         for step in session {
             effects.removeAll(keepingCapacity: true)
             let calls = allocationCalls, bytes = allocationBytes
-            engine.handle(step.input, at: step.at, into: &effects)
+            let result = engine.handle(step.input, at: step.at, into: &effects)
             let dc = allocationCalls - calls, db = allocationBytes - bytes
-            let key = kindName(step.input) + " → " + outcomeName(effects)
+            let key = kindName(step.input) + " → " + outcomeName(result)
             perKind[key, default: KindStats()].count += 1
             perKind[key, default: KindStats()].calls += dc
             perKind[key, default: KindStats()].bytes += db
