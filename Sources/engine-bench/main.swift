@@ -1,6 +1,7 @@
 // engine-bench: transitions per second and allocations per transition of the stacking engine.
 //
 //     swift run -c release engine-bench [--inputs N] [--runs N] [--seed N]
+//     swift run -c release engine-bench --bookkeeping   # session.create/close cost at 10k and 40k
 //
 // A seeded pseudo-random workload of realistic sessions (pwa-navigate / pwa-rendered loops,
 // backs, navigateToUrl with the new page connecting, native screens, timers that fire, stale
@@ -90,6 +91,7 @@ func countMallocs(of library: String) -> Bool {
 
 struct Options {
     var inputs = 1_000_000
+    var bookkeeping = false
     var runs = 11
     var seed: UInt64 = 42
 
@@ -105,8 +107,10 @@ struct Options {
             case "--inputs": inputs = parsed(Int(value()), "--inputs takes a positive integer")
             case "--runs": runs = parsed(Int(value()), "--runs takes a positive integer")
             case "--seed": seed = parsed(UInt64(value()), "--seed takes an unsigned integer")
+            case "--bookkeeping": bookkeeping = true
             case "-h", "--help":
                 print("usage: engine-bench [--inputs N (default 1000000)] [--runs N (default 11)] [--seed N (default 42)]")
+                print("       engine-bench --bookkeeping   (session.create and session.close by one controller at 10,000 and 40,000 sessions)")
                 exit(0)
             default: fail("unknown argument \(arguments[i]) (try --help)")
             }
@@ -350,6 +354,10 @@ func isDebugBuild() -> Bool {
 }
 
 let options = Options(CommandLine.arguments)
+if options.bookkeeping {
+    bookkeepingBenchmark()
+    exit(0)
+}
 
 // Counting must see the Swift runtime's allocations, or the numbers below would be zero.
 let counting: Bool = {
@@ -459,4 +467,51 @@ print("| --- | ---: | ---: | ---: |")
 for (key, s) in perKind.sorted(by: { $0.value.count > $1.value.count }) {
     let share = Double(s.count) / Double(transitions) * 100
     print("| \(key) | \(fixed(share, 1)) % | \(perTransition(s.calls, s.count, 2)) | \(perTransition(s.bytes, s.count, 0)) |")
+}
+
+// MARK: - Session bookkeeping
+
+/// One controller creates sessions up to `held`, then the time of 1,000 more `session.create`
+/// and of 1,000 `session.close` is measured (the protocol's whole request path, JSON included).
+/// Constant-time bookkeeping gives the same cost per call at 10,000 and 40,000 sessions.
+func bookkeepingBenchmark() {
+    let clock = ContinuousClock()
+    print("| sessions held | session.create | session.close |")
+    print("| ---: | ---: | ---: |")
+    for held in [10_000, 40_000] {
+        var config = BridgeConfiguration()
+        config.maxSessions = held + 2_000
+        var bridge = Bridge(configuration: config, random: SeededRandom(seed: 1))
+        let ctl = ClientID(1)
+        bridge.connected(ctl, isLoopback: true, at: 0)
+        var id = 0
+        func send(_ text: String) -> [BridgeEffect] {
+            id += 1
+            bridge.received(ctl, text: Array(text.utf8), at: 0)
+            return bridge.drainEffects()
+        }
+        _ = send(#"{"id":0,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        for _ in 0..<held { _ = send(#"{"id":1,"method":"session.create","params":{}}"#) }
+        var created: [String] = []
+        let createTime = clock.measure {
+            for _ in 0..<1_000 {
+                for case .send(_, let bytes) in send(#"{"id":2,"method":"session.create","params":{}}"#) {
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    if let r = text.range(of: #""session":""#) {
+                        created.append(String(text[r.upperBound...].prefix(18)))
+                        break
+                    }
+                }
+            }
+        }
+        let closeTime = clock.measure {
+            for sid in created { _ = send(#"{"id":3,"method":"session.close","params":{"session":"\#(sid)"}}"#) }
+        }
+        guard created.count == 1_000, bridge.sessionCount == held else { fail("bookkeeping: \(created.count) sessions created, \(bridge.sessionCount) held") }
+        func us(_ d: Duration) -> String {
+            let c = d.components
+            return fixed((Double(c.seconds) * 1e6 + Double(c.attoseconds) / 1e12) / 1_000, 1) + " µs"
+        }
+        print("| \(held) | \(us(createTime)) | \(us(closeTime)) |")
+    }
 }
