@@ -48,12 +48,14 @@ test-integration:
 # docs/PERFORMANCE.md. BENCH_ARGS is passed to Benchmarks/run.py (e.g. BENCH_ARGS="--duration 2").
 BENCH_ARGS ?=
 
+# The benchmarks are a package of their own (Benchmarks/Package.swift, depending on this one by
+# path), so `make test` never builds them.
 bench-build: build-release
-	$(SWIFT) build -c release --product bridge-load
+	$(SWIFT) build -c release --package-path Benchmarks --product bridge-load
 
 bench: bench-build
 	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q --disable-pip-version-check websockets
 	$(PYTHON) Benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf .build
+	rm -rf .build Benchmarks/.build

@@ -34,6 +34,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var effects: [BridgeEffect] = []
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
+    /// Counters for the daemon's metrics (see BridgeStats; not protocol state: not compared).
+    public var stats = BridgeStats()
 
     /// Storage reused from request to request, empty between requests (not state): the frame
     /// being written (see `sendResult`; each frame leaves as an exact-size copy) and the list of
@@ -45,6 +47,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         self.configuration = configuration
         self.router = router
         self.rng = random
+        stats.enabled = configuration.countStats
         effects.reserveCapacity(16)
         effectStorage.reserveCapacity(16)
     }
@@ -61,7 +64,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// Hands the accumulated effects over in `buffer` (whose old contents are dropped) and keeps
     /// `buffer`'s storage for the next ones: no allocation per message once both have grown,
     /// and the host may call back into the bridge while it performs them.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
         while !buffer.isEmpty { buffer.removeLast() }  // keeps the storage, cheaper than removeAll
         swap(&buffer, &effects)
@@ -74,12 +77,12 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         return traceLines
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func connected(_ client: ClientID, isLoopback: Bool, origin: String? = nil, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, origin: origin, role: .fresh)
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
         guard clients[client] != nil else { return }
         sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
@@ -90,7 +93,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// One whole text message from `client`.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         guard clients[client] != nil else { return }
         let frame: Frame
@@ -103,13 +106,15 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
         switch frame {
         case .request(let id, let method, let params):
+            stats.beginRequest(method)
             handleRequest(client, id: id, method: method, params: params, now: now)
+            stats.endRequest()
         case .event(let name, let params):
             handleEvent(client, name: name, params: params, now: now)
         }
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func disconnected(_ client: ClientID, at now: Int64) {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
@@ -133,7 +138,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// A timer asked for by `.schedule` is due.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
         withSession(sid) { b, s in b.run(&s, .timerFired(key.token), cause: "timer", now: now) }
@@ -141,7 +146,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
     /// once a second.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
@@ -207,8 +212,9 @@ extension Bridge {
             } else {
                 sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
             }
-        case .controller:
+        case .controller(let info):
             do throws(ProtocolError) {
+                if info.observer { try checkObserver(method) }
                 try controllerRequest(client, id: id, method: method, p, now: now)
             } catch {
                 sendError(client, id: id, error)
@@ -247,7 +253,8 @@ extension Bridge {
 }
 
 extension Bridge: Equatable where RNG: Equatable {
-    /// The whole protocol state; the storage reused between requests is not compared.
+    /// The whole protocol state; the storage reused between requests and the metrics counters
+    /// are not compared.
     public static func == (a: Bridge, b: Bridge) -> Bool {
         a.configuration == b.configuration && a.router == b.router && a.rng == b.rng && a.clients == b.clients
             && a.sessions == b.sessions && a.sessionIDBySerial == b.sessionIDBySerial

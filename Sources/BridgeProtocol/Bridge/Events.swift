@@ -3,6 +3,7 @@
 extension Bridge {
     mutating func observe(_ s: inout Session, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(s, observation, cause: cause) }
+        noteObservation(&s, observation)
         let sid = s.id
         switch observation {
         case .stackChanged:
@@ -105,7 +106,7 @@ extension Bridge {
         body(&w)
         w.endObject()
         w.endObject()
-        for client in recipients { effects.append(.send(client, w.bytes)) }
+        sendEventFrame(name, w.bytes, to: recipients)
     }
 
     /// The earliest-connected controller that handles `name` and is subscribed to the session.

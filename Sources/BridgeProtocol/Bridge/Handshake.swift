@@ -9,7 +9,8 @@ extension Bridge {
         switch role {
         case "page": try helloPage(client, id: id, p, now: now)
         case "controller": try helloController(client, id: id, p, c, now: now)
-        default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\" or \"controller\"")
+        case "observer": try helloObserver(client, id: id, p, isLoopback: c.isLoopback)
+        default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\", \"controller\" or \"observer\"")
         }
     }
 
@@ -35,15 +36,20 @@ extension Bridge {
             throw ProtocolError(.invalidParams, "claiming a web view needs \"session\", \"webview\" and \"token\"")
         }
         try checkURL(url, "url")
+        let history = Self.isHistoryHello(p)
         let found = try withSession(sid) { (b, s) throws(ProtocolError) in
-            try b.claim(client, id: id, &s, webviewText: webviewText, token: token, url: url, now: now)
+            try b.claim(client, id: id, &s, webviewText: webviewText, token: token, url: url, history: history, now: now)
         }
         if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
     }
 
     /// A page's `hello` for an existing web view: the newest claim wins.
-    mutating func claim(_ client: ClientID, id: Int64, _ s: inout Session, webviewText: String, token: String, url: String?, now: Int64) throws(ProtocolError) {
+    mutating func claim(_ client: ClientID, id: Int64, _ s: inout Session, webviewText: String, token: String, url: String?,
+                        history: Bool, now: Int64) throws(ProtocolError) {
         let sid = s.id
+        if history, try returnToClosedWebView(client, id: id, &s, webviewText: webviewText, token: token, url: url, now: now) {
+            return
+        }
         guard let webview = ItemID(parsing: webviewText), webview.kind == .webview, exists(webview, in: s),
               let expectedToken = self.token(of: webview, in: s) else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(webviewText)\" on its stack")
@@ -63,10 +69,13 @@ extension Bridge {
         }
         s.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
-        if s.engine.webView(webview) != nil {
-            run(&s, .pageConnected(webview, url: url), cause: "hello", now: now) { b, s, _ in
-                b.writeHelloResult(client, id: id, &s, webview: webview)
-            }
+        if let before = s.engine.webView(webview) {
+            var list = takeEffectStorage()
+            s.engine.handle(.pageConnected(webview, url: url), at: now, into: &list)
+            if history { returnByHistory(&s, to: webview, url: url, previousURL: before.url, into: &list, now: now) }
+            writeHelloResult(client, id: id, &s, webview: webview)
+            flush(&list, &s, cause: history ? "history" : "hello", now: now)
+            returnEffectStorage(&list)
         } else {
             // A web view of another stack of the tree (an inactive tab): its page waits there.
             writeHelloResult(client, id: id, &s, webview: webview)

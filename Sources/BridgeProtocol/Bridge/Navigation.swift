@@ -130,6 +130,7 @@ extension Bridge {
         run(&s, .back(requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             switch result {
             case .success(.back(let action, let removed)):
+                b.stats.back(action)
                 if let (client, id) = replyTo {
                     let stack = b.stackJSON(&s)
                     b.sendResult(client, id: id) { w in

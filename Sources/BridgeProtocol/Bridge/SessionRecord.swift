@@ -24,6 +24,8 @@ struct ControllerInfo: Equatable {
     /// Sessions this controller is subscribed to one by one (a set: adding and removing one
     /// costs the same with 40,000 as with 10).
     var sessions: Set<String> = []
+    /// The read-only `observer` role (BridgeObserver.swift).
+    var observer = false
 }
 
 /// A controller subscribed to a session (or to all), with the events it wants.
@@ -48,6 +50,8 @@ struct Session {
     var route: RouteSession?
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] = [:]
+    /// Tokens of the web views opened in this session, also after they closed (BridgeHistory.swift).
+    var pastTokens: [ItemID: String] = [:]
     /// The stack as JSON for `engine.version` (a cache: not part of the session's state).
     var stackCache: [UInt8] = []
     var stackCacheVersion: UInt64 = .max
@@ -64,6 +68,6 @@ extension Session: Equatable {
     static func == (a: Session, b: Session) -> Bool {
         a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
             && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.route == b.route
-            && a.webTokens == b.webTokens
+            && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens
     }
 }

@@ -1,7 +1,7 @@
 // engine-bench: transitions per second and allocations per transition of the stacking engine.
 //
-//     swift run -c release engine-bench [--inputs N] [--runs N] [--seed N]
-//     swift run -c release engine-bench --bookkeeping   # session.create/close cost at 10k and 40k
+//     swift run -c release --package-path Benchmarks engine-bench [--inputs N] [--runs N] [--seed N]
+//     swift run -c release --package-path Benchmarks engine-bench --bookkeeping   # session.create/close at 10k and 40k
 //
 // A seeded pseudo-random workload of realistic sessions (pwa-navigate / pwa-rendered loops,
 // backs, navigateToUrl with the new page connecting, native screens, timers that fire, stale
@@ -11,6 +11,7 @@
 // a host does. Output is Markdown for docs/PERFORMANCE.md.
 
 import BridgeProtocol
+import MallocInterposerSwift
 
 #if canImport(Glibc)
 import Glibc
@@ -21,70 +22,42 @@ import Darwin
 // MARK: - Counting allocations
 //
 // Every Swift heap allocation (array and string buffers, boxes, class instances) ends in the
-// runtime's `swift_slowAlloc`, which calls `malloc` through libswiftCore's PLT. The benchmark
-// points libswiftCore's GOT slot for `malloc` at a function that counts the call and its
-// requested size and forwards to glibc's `malloc`. No LD_PRELOAD and no replacement of the
-// process's allocator; glibc-specific (a `dlopen` handle is the library's `struct link_map`),
-// x86-64 ELF relocations. The probe in main checks that counting sees allocations before any
-// number is printed. (The runtime's `_swift_allocObject` hook is unusable on Linux: setting it
-// switches retains to an adapter that crashes on small strings.)
+// runtime's `swift_slowAlloc`, which calls `malloc`. ordo-one's malloc-interposer replaces
+// `malloc`/`free` for the whole process and counts calls and requested bytes while counting is
+// on. On Linux it must be preloaded: when the probe in main sees no allocations, the benchmark
+// runs itself again once with `LD_PRELOAD` naming the interposer's library, which SwiftPM builds
+// next to the executable. If counting still sees nothing, the allocation columns show n/a.
 
-typealias MallocFunction = @convention(c) (Int) -> UnsafeMutableRawPointer?
-
-@exclusivity(unchecked) nonisolated(unsafe) var allocationCalls = 0
-@exclusivity(unchecked) nonisolated(unsafe) var allocationBytes = 0
-// Not optional, not generic: the counter runs inside the runtime's metadata locks, where a debug
-// build instantiating `Optional<MallocFunction>` metadata would deadlock.
-@exclusivity(unchecked) nonisolated(unsafe) var glibcMalloc: MallocFunction = { _ in nil }
 nonisolated(unsafe) var probeSink: [Int] = []
 
-/// Points `library`'s GOT slot for `malloc` at a counting function. Returns false when the
-/// library or its slot cannot be found.
-func countMallocs(of library: String) -> Bool {
-    #if os(Linux) && arch(x86_64)
-    guard let linkMap = dlopen(library, RTLD_NOW | RTLD_NOLOAD),
-          let process = dlopen(nil, RTLD_NOW),
-          let malloc = dlsym(process, "malloc")
-    else { return false }
-    glibcMalloc = unsafeBitCast(malloc, to: MallocFunction.self)
-    let base = linkMap.load(as: UInt.self)  // l_addr
-    var entry = linkMap.load(fromByteOffset: 16, as: UnsafeRawPointer.self)  // l_ld: the dynamic section
-    var strtab: UInt = 0, symtab: UInt = 0, jmprel: UInt = 0, pltrelsz: UInt = 0
-    while case let tag = entry.load(as: Int64.self), tag != 0 {  // DT_NULL ends it
-        let value = entry.load(fromByteOffset: 8, as: UInt.self)
-        switch tag {
-        case 2: pltrelsz = value  // DT_PLTRELSZ
-        case 5: strtab = value  // DT_STRTAB
-        case 6: symtab = value  // DT_SYMTAB
-        case 23: jmprel = value  // DT_JMPREL
-        default: break
-        }
-        entry += 16
-    }
-    func address(_ p: UInt) -> UnsafeRawPointer? { UnsafeRawPointer(bitPattern: p < base ? p + base : p) }
-    guard let relocations = address(jmprel), let symbols = address(symtab), let names = address(strtab) else { return false }
-    for i in 0..<Int(pltrelsz / 24) {  // Elf64_Rela
-        let relocation = relocations + i * 24
-        let info = relocation.load(fromByteOffset: 8, as: UInt64.self)
-        guard info & 0xffff_ffff == 7 else { continue }  // R_X86_64_JUMP_SLOT
-        let symbol = symbols + Int(info >> 32) * 24  // Elf64_Sym
-        let name = String(cString: (names + Int(symbol.load(as: UInt32.self))).assumingMemoryBound(to: CChar.self))
-        guard name == "malloc" else { continue }
-        guard let slot = UnsafeMutableRawPointer(bitPattern: base + relocation.load(as: UInt.self)) else { return false }
-        let page = UnsafeMutableRawPointer(bitPattern: UInt(bitPattern: Int(bitPattern: slot)) & ~UInt(4095))
-        guard mprotect(page, 4096, PROT_READ | PROT_WRITE) == 0 else { return false }
-        let counting: MallocFunction = { size in
-            allocationCalls &+= 1
-            allocationBytes &+= size
-            return glibcMalloc(size)
-        }
-        slot.storeBytes(of: counting, as: MallocFunction.self)
-        return true
-    }
-    return false
-    #else
-    return false  // ELF x86-64 only; elsewhere the allocation columns show n/a
-    #endif
+var allocationCalls: Int { MallocInterposerSwift.getStatistics().mallocCount }
+var allocationBytes: Int { MallocInterposerSwift.getStatistics().mallocBytesCount }
+
+/// True when the interposer counts this process's allocations (checked with one real allocation).
+@MainActor func interposerCounts(seed: UInt64) -> Bool {
+    MallocInterposerSwift.initialize()
+    MallocInterposerSwift.hook()
+    let before = allocationCalls
+    probeSink = [Int](repeating: 7, count: 1000 + Int(seed % 2))  // escapes: a real heap allocation
+    return allocationCalls > before
+}
+
+/// Runs this executable again with the interposer preloaded (returns only when that is impossible).
+func reexecWithInterposer() {
+    let marker = "ENGINE_BENCH_PRELOADED"
+    guard getenv(marker) == nil else { return }
+    var path = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &path, path.count - 1)
+    guard n > 0 else { return }
+    let executable = String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let directory = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    let library = directory + "/libMallocInterposerSwift.so"
+    guard access(library, R_OK) == 0 else { return }
+    setenv(marker, "1", 1)
+    setenv("LD_PRELOAD", library, 1)
+    var argv: [UnsafeMutablePointer<CChar>?] = CommandLine.arguments.map { strdup($0) }
+    argv.append(nil)
+    execv(executable, argv)
 }
 
 // MARK: - Options
@@ -361,13 +334,12 @@ if options.bookkeeping {
 
 // Counting must see the Swift runtime's allocations, or the numbers below would be zero.
 let counting: Bool = {
-    guard countMallocs(of: "libswiftCore.so") else { return false }
-    let before = allocationCalls
-    probeSink = [Int](repeating: 7, count: 1000 + Int(options.seed % 2))  // escapes: a real heap allocation
-    return allocationCalls > before
+    if interposerCounts(seed: options.seed) { return true }
+    reexecWithInterposer()
+    return false
 }()
 if !counting {
-    let note = "engine-bench: cannot count the Swift runtime's allocations here (under valgrind?); allocation columns show n/a\n"
+    let note = "engine-bench: cannot count allocations here (libMallocInterposerSwift.so not preloaded?); allocation columns show n/a\n"
     _ = note.withCString { write(2, $0, strlen($0)) }
 }
 func perTransition(_ value: Int, _ count: Int, _ decimals: Int) -> String {
@@ -442,7 +414,7 @@ let build = isDebugBuild() ? "DEBUG (numbers are meaningless; use -c release)" :
 
 print("## Stacking engine (engine-bench)")
 print("")
-print("Command: `swift run -c release engine-bench --inputs \(options.inputs) --runs \(options.runs) --seed \(options.seed)`")
+print("Command: `swift run -c release --package-path Benchmarks engine-bench --inputs \(options.inputs) --runs \(options.runs) --seed \(options.seed)`")
 print("(\(build) build, \(cpuModel()), one thread).")
 print("")
 print("Workload: \(transitions) inputs in \(sessions.count) sessions (seed \(options.seed)), \(expectedEffects) effects,")
@@ -457,10 +429,10 @@ print("| allocations per transition | \(perTransition(replayCalls, transitions, 
 print("| bytes allocated per transition | \(perTransition(replayBytes, transitions, 1)) |")
 print("| effects per transition | \(fixed(Double(expectedEffects) / Double(transitions), 2)) |")
 print("")
-print("Allocations: every Swift heap allocation goes through `swift_slowAlloc` → `malloc`; the benchmark")
-print("points libswiftCore's GOT slot for `malloc` at a counter (calls and requested bytes) that forwards")
-print("to glibc. Counted over one whole untimed replay: each session's new engine, stack growth and error")
-print("messages included. Timed runs count too (one add each); the counter is the same in every run.")
+print("Allocations: every Swift heap allocation goes through `swift_slowAlloc` → `malloc`, which")
+print("ordo-one's malloc-interposer (preloaded) counts (calls and requested bytes). Counted over one whole")
+print("untimed replay: each session's new engine, stack growth and error messages included. Timed runs")
+print("count too (a few stores each); the interposer is the same in every run.")
 print("")
 print("| input → outcome | share | allocations per input | bytes per input |")
 print("| --- | ---: | ---: | ---: |")

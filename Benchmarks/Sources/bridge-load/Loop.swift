@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CWebsockets
+import CBenchSupport
 
 /// What a workload hears from the loop. Everything runs on the one thread of the loop.
 class ConnectionHandler {
@@ -111,7 +111,7 @@ final class Loop {
     init(options: Options, handler: ConnectionHandler) {
         self.options = options
         self.handler = handler
-        epfd = bridged_epoll_create()
+        epfd = bench_epoll_create()
         precondition(epfd >= 0, "epoll_create1 failed: errno \(errno)")
         readBuffer = .allocate(byteCount: readSize, alignment: 16)
         rngState = monotonicNanos() | 1
@@ -163,7 +163,7 @@ final class Loop {
             fail(c, "connect: \(String(cString: strerror(errno)))")
             return
         }
-        _ = bridged_epoll_ctl(epfd, 1, fd, Loop.epollOut | Loop.epollIn | Loop.epollRdHup, UInt64(c.index))
+        _ = bench_epoll_ctl(epfd, 1, fd, Loop.epollOut | Loop.epollIn | Loop.epollRdHup, UInt64(c.index))
         c.writeRegistered = true
     }
 
@@ -194,9 +194,7 @@ final class Loop {
 
     static func base64(_ bytes: [UInt8]) -> String {
         var out = [CChar](repeating: 0, count: bytes.count * 2 + 8)
-        let n = bytes.withUnsafeBufferPointer { b in
-            b.withMemoryRebound(to: CChar.self) { lws_b64_encode_string($0.baseAddress, Int32(bytes.count), &out, Int32(out.count)) }
-        }
+        let n = bench_base64(bytes, Int32(bytes.count), &out, Int32(out.count))
         guard n > 0 else { return "" }
         return String(decoding: out[0..<Int(n)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
@@ -205,7 +203,7 @@ final class Loop {
     static func acceptValue(_ key: String) -> String {
         let input = Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8)
         var digest = [UInt8](repeating: 0, count: 20)
-        _ = lws_SHA1(input, input.count, &digest)
+        _ = bench_sha1(input, input.count, &digest)
         return base64(digest)
     }
 
@@ -315,13 +313,13 @@ final class Loop {
             c.txStart = 0
             if c.writeRegistered {
                 c.writeRegistered = false
-                _ = bridged_epoll_ctl(epfd, 3, c.fd, Loop.epollIn | Loop.epollRdHup, UInt64(c.index))
+                _ = bench_epoll_ctl(epfd, 3, c.fd, Loop.epollIn | Loop.epollRdHup, UInt64(c.index))
             }
         } else if n >= 0 || errno == EAGAIN || errno == EWOULDBLOCK {
             c.txStart += max(0, n)
             if !c.writeRegistered {
                 c.writeRegistered = true
-                _ = bridged_epoll_ctl(epfd, 3, c.fd, Loop.epollIn | Loop.epollOut | Loop.epollRdHup, UInt64(c.index))
+                _ = bench_epoll_ctl(epfd, 3, c.fd, Loop.epollIn | Loop.epollOut | Loop.epollRdHup, UInt64(c.index))
             }
         } else {
             fail(c, "write: \(String(cString: strerror(errno)))")
@@ -486,7 +484,7 @@ final class Loop {
         flush()
         let n = eventData.withUnsafeMutableBufferPointer { d in
             eventFlags.withUnsafeMutableBufferPointer { f in
-                bridged_epoll_wait(epfd, d.baseAddress, f.baseAddress, Int32(d.count), timeoutNanos)
+                bench_epoll_wait(epfd, d.baseAddress, f.baseAddress, Int32(d.count), timeoutNanos)
             }
         }
         if n < 0 {
