@@ -34,6 +34,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var effects: [BridgeEffect] = []
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
+    /// Sessions created with `browser: true` (see Bridge+Host.swift).
+    var browserSessions: Set<String> = []
     /// Counters for the daemon's metrics (see BridgeStats; not protocol state: not compared).
     public var stats = BridgeStats()
 
@@ -260,5 +262,6 @@ extension Bridge: Equatable where RNG: Equatable {
             && a.sessions == b.sessions && a.sessionIDBySerial == b.sessionIDBySerial
             && a.nextSessionSerial == b.nextSessionSerial && a.nextControllerNumber == b.nextControllerNumber
             && a.allSubscribers == b.allSubscribers && a.effects == b.effects && a.traceLines == b.traceLines
+            && a.browserSessions == b.browserSessions
     }
 }

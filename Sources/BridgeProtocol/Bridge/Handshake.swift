@@ -69,6 +69,9 @@ extension Bridge {
         }
         s.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
+        if browserSessions.contains(sid) {
+            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview.description)))
+        }
         if let before = s.engine.webView(webview) {
             var list = takeEffectStorage()
             s.engine.handle(.pageConnected(webview, url: url), at: now, into: &list)

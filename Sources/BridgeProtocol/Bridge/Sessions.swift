@@ -5,6 +5,10 @@ extension Bridge {
         case .create:
             let url = try p.optionalString("url").map(PageURL.stripClaim) ?? ""
             try checkURL(url, "url")
+            if let browser = p.object["browser"], browser != .null {
+                guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
+                if wanted { return try createBrowserSession(client, id: id, url: url, now: now) }
+            }
             try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
                 let w1 = ItemID.webview(1)
                 let token = s.engine.webView(w1)!.token
@@ -162,6 +166,7 @@ extension Bridge {
             b.emit(s, "session.closed") { w in w.key("reason"); w.string(reason) }
         }
         guard let s = sessions.remove(sid) else { return }
+        browserSessions.remove(sid)
         sessionIDBySerial[s.serial] = nil
         for sub in s.subscribers {
             modifyController(sub.client) { info in info.sessions.remove(sid) }
