@@ -25,6 +25,6 @@ extension Bridge {
                                  "no session \"\(sid)\" here: it belongs to instance \"\(owner)\" and this is \(here); "
                                      + "connect through the proxy with /bridge?session=\(sid) so that it reaches its daemon")
         }
-        return unknownSession(sid)
+        return ProtocolError(.unknownSession, "no session \"\(sid)\"")
     }
 }
