@@ -1,0 +1,4 @@
+/// `fuzz-bridge`: placeholder until written against the Bridge API.
+enum BridgeFuzz {
+    static func run(_ bytes: UnsafeRawBufferPointer) {}
+}
