@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // libwebsockets 4.1.6 from Debian's libwebsockets-dev, plus a shim header for what Swift
@@ -43,11 +45,20 @@ let package = Package(
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             exclude: ["Assets"],
             plugins: [.plugin(name: "EmbedAssets")]
         ),
+        // Pure: the trace format (record), its replay against a fresh state machine, and the stack
+        // diagram in the seed's notation.
+        .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
+        // `bridged check`: steps, the app-awareness rules over an observation log (pure), the
+        // reports (table, JUnit, HTML).
+        .target(name: "BridgeCheck", dependencies: ["BridgeProtocol", .product(name: "Yams", package: "Yams")]),
         // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
         .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
         .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
@@ -56,6 +67,8 @@ let package = Package(
         .executableTarget(
             name: "bridged",
             dependencies: [
+                "BridgeTrace",
+                "BridgeCheck",
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
@@ -71,6 +84,8 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "BridgeTraceTests", dependencies: ["BridgeTrace", "BridgeProtocol"]),
+        .testTarget(name: "BridgeCheckTests", dependencies: ["BridgeCheck"]),
         .testTarget(
             name: "BridgeServerTests",
             dependencies: [

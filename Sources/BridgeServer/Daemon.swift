@@ -1,4 +1,5 @@
 import BridgeProtocol
+import BridgeTrace
 import Logging
 
 /// Everything the daemon is configured with; each part documents its own defaults.
@@ -8,6 +9,8 @@ public struct DaemonConfiguration: Sendable {
     /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
     /// completed with the daemon's own origin); nil: no routing configuration.
     public var router: (@Sendable (_ origin: String) throws -> Router)?
+    /// Serve `GET /metrics` (Prometheus text format); see Daemon+Metrics.swift.
+    public var metricsEnabled = true
 
     public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
                 router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
@@ -30,14 +33,14 @@ public final class Daemon: TransportDelegate {
     /// each use (a dozen per message) paid a dynamic exclusivity check. Only the service thread
     /// touches it, and never re-entrantly while a mutating call on it is running.
     struct HotState {
-        var bridge: Bridge<SystemRandomNumberGenerator>
+        var bridge: Bridge<RecordableRandom>
         /// Foreground timers (in deadline order) behind one transport timer; see DeadlineQueue.
         var deadlines = DeadlineQueue<TimerKey>()
         /// The effects being performed; its storage is reused from message to message.
         var effectBuffer: [BridgeEffect] = []
     }
     private let hot: UnsafeMutablePointer<HotState>
-    var bridge: Bridge<SystemRandomNumberGenerator> {
+    var bridge: Bridge<RecordableRandom> {
         get { hot.pointee.bridge }
         _modify { yield &hot.pointee.bridge }
         set { hot.pointee.bridge = newValue }
@@ -47,6 +50,11 @@ public final class Daemon: TransportDelegate {
     var deadlineTimerAt: Int64 = .max
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    lazy var metrics: DaemonMetrics? = configuration.metricsEnabled ? DaemonMetrics() : nil
+    /// The random words the Bridge draws, kept only while recording (`Daemon+Record.swift`).
+    let randomTape = RandomTape()
+    /// Set by `record(to:)`: every input and effect goes into a trace.
+    var recorder: TraceWriter?
     /// Called once on the service thread when the daemon accepts connections, with the real port.
     public var onStart: ((Int) -> Void)?
 
@@ -55,7 +63,7 @@ public final class Daemon: TransportDelegate {
         self.logger = logger
         self.transport = try Transport(configuration: configuration.transport, bridgeJS: bridgeJS, logger: logger)
         hot = .allocate(capacity: 1)
-        hot.initialize(to: HotState(bridge: Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator())))
+        hot.initialize(to: HotState(bridge: Bridge(configuration: configuration.bridge, random: RecordableRandom(tape: randomTape))))
         transport.delegate = self
     }
 
@@ -83,34 +91,43 @@ public final class Daemon: TransportDelegate {
         if let makeRouter = configuration.router {
             let origin = configuration.transport.displayURL(port: port)
             do {
-                bridge = Bridge(configuration: configuration.bridge, router: try makeRouter(origin), random: SystemRandomNumberGenerator())
+                bridge = Bridge(configuration: configuration.bridge, router: try makeRouter(origin), random: RecordableRandom(tape: randomTape))
             } catch {
                 logger.critical("the routing configuration failed: \(error)")
                 remote.stop()
                 return
             }
         }
+        if recorder != nil { writeTraceHeader() }
         scheduleSweep()
         onStart?(port)
     }
 
     public func transportDidOpen(_ id: ConnectionID, info: ConnectionInfo) {
-        bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, at: now)
+        let t = now
+        bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, at: t)
+        if recorder != nil { recordInput(.connect(client: id.raw, loopback: info.isLoopbackPeer), at: t) }
         perform()
     }
 
     public func transport(_ id: ConnectionID, didReceiveText message: UnsafeRawBufferPointer) {
-        bridge.received(ClientID(id.raw), text: message, at: now)
+        let t = now
+        bridge.received(ClientID(id.raw), text: message, at: t)
+        if recorder != nil { recordInput(.text(client: id.raw, bytes: Array(message)), at: t) }
         perform()
     }
 
     public func transportDidReceiveBinary(_ id: ConnectionID) {
-        bridge.receivedBinary(ClientID(id.raw), at: now)
+        let t = now
+        bridge.receivedBinary(ClientID(id.raw), at: t)
+        if recorder != nil { recordInput(.binary(client: id.raw), at: t) }
         perform()
     }
 
     public func transportDidClose(_ id: ConnectionID) {
-        bridge.disconnected(ClientID(id.raw), at: now)
+        let t = now
+        bridge.disconnected(ClientID(id.raw), at: t)
+        if recorder != nil { recordInput(.disconnect(client: id.raw), at: t) }
         perform()
     }
 
@@ -126,12 +143,12 @@ public final class Daemon: TransportDelegate {
             w.key("uptimeMs"); w.int((now - startedAt) / 1000)
             w.endObject()
             return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/metrics":
+            return metricsResponse()
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
-        case "/", "/index.html":
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Dashboard.html.utf8))
         default:
-            return nil
+            return Dashboard.response(for: path)
         }
     }
 
@@ -145,6 +162,7 @@ public final class Daemon: TransportDelegate {
         swap(&effects, &hot.pointee.effectBuffer)
         hot.pointee.bridge.drainEffects(into: &effects)
         defer { swap(&effects, &hot.pointee.effectBuffer) }
+        if recorder != nil { recordEffects(effects) }
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):
@@ -157,7 +175,9 @@ public final class Daemon: TransportDelegate {
                 } else {
                     timers[key] = transport.schedule(afterMicroseconds: Int64(ms) * 1000) { [unowned self] in
                         self.timers[key] = nil
-                        self.bridge.timerFired(key, at: self.now)
+                        let t = self.now
+                        self.bridge.timerFired(key, at: t)
+                        if self.recorder != nil { self.recordInput(.timer(key), at: t) }
                         self.perform()
                     }
                 }
@@ -179,7 +199,9 @@ public final class Daemon: TransportDelegate {
             self.deadlineTimer = nil
             self.deadlineTimerAt = .max
             for key in self.hot.pointee.deadlines.popDue(now: self.now) {
-                self.bridge.timerFired(key, at: self.now)
+                let t = self.now
+                self.bridge.timerFired(key, at: t)
+                if self.recorder != nil { self.recordInput(.timer(key), at: t) }
                 self.perform()
             }
             self.armDeadlineTimer()
@@ -188,7 +210,10 @@ public final class Daemon: TransportDelegate {
 
     func scheduleSweep() {
         sweepTimer = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
-            self.bridge.sweep(at: self.now)
+            let t = self.now
+            self.bridge.sweep(at: t)
+            if self.recorder != nil { self.recordInput(.sweep, at: t) }
+            self.metricsTick()
             self.perform()
             self.scheduleSweep()
         }

@@ -47,6 +47,12 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical; debug and trace also log every transition of every stack.")
     var logLevelName: String = "info"
 
+    @Option(name: .customLong("log-format"), help: "text (for people) or json (one JSON object per line). Client-supplied values are escaped either way.")
+    var logFormatName: String = "text"
+
+    @Flag(inversion: .prefixedNo, help: "Serve Prometheus metrics at GET /metrics.")
+    var metrics: Bool = true
+
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
     var config: String?
 
@@ -71,6 +77,8 @@ struct DaemonOptions: ParsableArguments {
 
     var logLevel: Logger.Level { Logger.Level(rawValue: logLevelName.lowercased()) ?? .info }
 
+    var logFormat: LogFormat { LogFormat(rawValue: logFormatName) ?? .text }
+
     func validate() throws {
         func check(_ ok: Bool, _ message: @autoclosure () -> String) throws {
             if !ok { throw ValidationError(message()) }
@@ -87,6 +95,8 @@ struct DaemonOptions: ParsableArguments {
                   "--max-sessions must be between 1 and 10000000 (got \(maxSessions))")
         try check((1...1_000_000).contains(maxStackDepth),
                   "--max-stack-depth must be between 1 and 1000000 (got \(maxStackDepth))")
+        try check(LogFormat(rawValue: logFormatName) != nil,
+                  "--log-format must be text or json (got '\(logFormatName)')")
         try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
                   "--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevelName)')")
         for origin in allowOrigin {
@@ -142,6 +152,9 @@ extension DaemonOptions {
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
         bridge.trace = logLevel <= .debug
-        return DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
+        bridge.countStats = metrics
+        var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
+        daemon.metricsEnabled = metrics
+        return daemon
     }
 }

@@ -18,13 +18,12 @@ struct ServeCommand: ParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
+    @Option(help: ArgumentHelp("Record a trace of this run (every frame in and out, every input of the protocol state machine, every stack) into a new file in this directory; see `bridged replay` and `bridged diagram`.", valueName: "dir"))
+    var record: String?
+
     func run() throws {
-        let level = options.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let level = options.logLevel, format = options.logFormat
+        LoggingSystem.bootstrap { label in BridgedLogHandler(label: label, format: format, level: level) }
         let logger = Logger(label: "bridged")
         var config = options.daemonConfiguration
         if let path = options.config {
@@ -42,6 +41,7 @@ struct ServeCommand: ParsableCommand {
             fatalError("bridge.js is not embedded: Sources/BridgeServer/Assets/bridge.js must link to js-client/bridge.js")
         }
         let daemon = try Daemon(configuration: config, bridgeJS: bridgeJS, logger: logger)
+        if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
         // Called on the service thread once the listener accepts connections.
         daemon.onStart = { port in
             Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")

@@ -58,10 +58,10 @@ public struct RouterOutcome: Sendable, Equatable {
 }
 
 extension Router {
-    /// Performs an action. On success the session changes and the outcome lists the ordered
+    /// Applies an action to a session. On success the session changes and the outcome lists the ordered
     /// transitions; on error (`RouterError`, e.g. `unknown-route`, `invalid-params`,
     /// `not-allowed`, `conflict`, `limit-exceeded`) the session is left exactly as it was.
-    public func perform(_ action: RouterAction, on session: inout RouteSession) throws(RouterError) -> RouterOutcome {
+    public func apply(_ action: RouterAction, on session: inout RouteSession) throws(RouterError) -> RouterOutcome {
         var s = session
         let before = s.tree
         var result = try apply(action, to: &s)

@@ -108,7 +108,7 @@ extension Bridge {
     /// Performs a router action on a session: the tree changes, the engine adopts the new
     /// active stack, pages and controllers are told. Returns the outcome, or the error with
     /// nothing changed.
-    mutating func perform(_ action: RouterAction, on sid: String, requester: ItemID?, cause: String, now: Int64) throws(ProtocolError) -> RouterOutcome {
+    mutating func runRouterAction(_ action: RouterAction, on sid: String, requester: ItemID?, cause: String, now: Int64) throws(ProtocolError) -> RouterOutcome {
         guard let router, sessions[sid]?.route != nil else {
             throw ProtocolError(.unknownMethod, "router methods need a routing configuration (--config)")
         }
@@ -128,7 +128,7 @@ extension Bridge {
         route.ids.nextNative = max(route.ids.nextNative, next.native)
         let outcome: RouterOutcome
         do {
-            outcome = try router.perform(action, on: &route)
+            outcome = try router.apply(action, on: &route)
         } catch {
             throw ProtocolError(error)
         }
@@ -175,6 +175,7 @@ extension Bridge {
         for id in opened {
             guard let token = token(of: id, in: sid), let item = route.tree.locate(id.description).flatMap({ route.tree[$0.stack]?[$0.index] }) else { continue }
             let pageUrl = PageURL.withClaim(item.url, session: sid, webview: id, token: token)
+            rememberToken(sid, id, token)
             emit(sid, "webview.open") { w in
                 w.key("webview"); w.string(id.description)
                 w.key("url"); w.string(item.url)
@@ -235,12 +236,12 @@ extension Bridge {
 
     // MARK: Requests
 
-    mutating func routerRequest(_ client: ClientID, id: Int64, method: String, _ p: Params, now: Int64) throws(ProtocolError) {
+    mutating func routerRequest(_ method: RouterMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
         guard let router else {
-            throw ProtocolError(.unknownMethod, "\"\(method)\" needs a routing configuration: start bridged with --config FILE")
+            throw ProtocolError(.unknownMethod, "\"\(method.rawValue)\" needs a routing configuration: start bridged with --config FILE")
         }
         switch method {
-        case "router.resolve":
+        case .resolve:
             let url = try p.string("url")
             let resolution: Resolution
             do {
@@ -252,7 +253,7 @@ extension Bridge {
             sendResult(client, id: id) { w in
                 for (key, value) in json.objectValue ?? JSONObject() { w.key(key); w.write(value) }
             }
-        case "router.get":
+        case .get:
             let sid = try existingSession(p)
             _ = syncTree(sid)
             let tree = sessions[sid]!.route!.tree.toJSON()
@@ -261,26 +262,26 @@ extension Bridge {
                 w.key("tree"); w.write(tree)
                 w.key("stack"); w.raw(stack)
             }
-        case "router.perform", "deeplink.open", "router.selectTab":
+        case .perform:
             let sid = try existingSession(p)
-            let action: RouterAction
-            switch method {
-            case "router.perform":
-                guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
-                action = try Self.routerAction(a)
-            case "deeplink.open":
-                action = try Self.deeplinkAction(p)
-            default:
-                action = .selectTab(try p.string("tab"))
-            }
-            if case .goBack = action, try engineBack(sid, client: client, id: id, cause: method, now: now) {
-                return
-            }
-            let outcome = try perform(action, on: sid, requester: nil, cause: method, now: now)
-            writeOutcome(client, id: id, outcome, sid)
-        default:
-            throw ProtocolError(.unknownMethod, "no method \"\(method)\"")
+            guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
+            try routerActionRequest(try Self.routerAction(a), sid, method, client, id: id, now: now)
+        case .deeplinkOpen:
+            let sid = try existingSession(p)
+            try routerActionRequest(try Self.deeplinkAction(p), sid, method, client, id: id, now: now)
+        case .selectTab:
+            let sid = try existingSession(p)
+            try routerActionRequest(.selectTab(try p.string("tab")), sid, method, client, id: id, now: now)
         }
+    }
+
+    /// `router.perform`, `router.selectTab`, `deeplink.open`: the action, then its outcome as the reply.
+    mutating func routerActionRequest(_ action: RouterAction, _ sid: String, _ method: RouterMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
+        if case .goBack = action, try engineBack(sid, client: client, id: id, cause: method.rawValue, now: now) {
+            return
+        }
+        let outcome = try runRouterAction(action, on: sid, requester: nil, cause: method.rawValue, now: now)
+        writeOutcome(client, id: id, outcome, sid)
     }
 
     /// `goBack` on an active stack with room to go back, the drawer closed: the engine's back
@@ -338,7 +339,7 @@ extension Bridge {
     mutating func routeNavigate(_ sid: String, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         do throws(ProtocolError) {
             let action = try Self.routerAction(["type": "push", "url": .string(PageURL.stripClaim(url))])
-            let outcome = try perform(action, on: sid, requester: webview, cause: "navigate", now: now)
+            let outcome = try runRouterAction(action, on: sid, requester: webview, cause: "navigate", now: now)
             if let id { writeOutcome(client, id: id, outcome, sid) }
         } catch {
             failNavigate(client, id: id, url: url, error)
