@@ -77,7 +77,7 @@ SWIFTC ?= swiftc
 $(FUZZ_DIR)/bridged-fuzz: $(FUZZ_SOURCES)
 	@mkdir -p $(FUZZ_DIR)
 	$(SWIFTC) -sanitize=fuzzer,address -parse-as-library -O -swift-version 6 -module-name BridgedFuzz \
-		-use-ld=lld $(FUZZ_SOURCES) -o $@
+		$(FUZZ_SOURCES) -o $@
 
 fuzz-build: $(FUZZ_DIR)/bridged-fuzz
 	@for t in $(FUZZ_TARGETS); do ln -sf bridged-fuzz $(FUZZ_DIR)/fuzz-$$t; done
