@@ -76,6 +76,11 @@ struct Driver {
     }
 
     mutating func step(_ s: inout Script) {
+        defer {
+            // The host finishes the daemon's closes (a closed client sends nothing more).
+            for c in live where closed.contains(c) { disconnect(c) }
+            checkBounds()
+        }
         let op = s.byte()
         switch op % 16 {
         case 0, 1:
@@ -96,9 +101,6 @@ struct Driver {
         default:
             send(&s)
         }
-        // The host finishes the daemon's closes.
-        for c in live where closed.contains(c) { disconnect(c) }
-        checkBounds()
     }
 
     mutating func disconnect(_ c: ClientID) {
@@ -174,6 +176,8 @@ struct Driver {
                 timers[key] = now + Int64(ms) * 1000
             case .cancel(let key):
                 timers[key] = nil
+            case .host:
+                break  // work for a browser host (browser sessions): no browser here
             }
         }
         guard sender != nil else { return nil }
