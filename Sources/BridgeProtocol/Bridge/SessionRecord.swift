@@ -2,6 +2,8 @@
 struct Client {
     var isLoopback: Bool
     var role: Role
+    /// Opened by a page of a non-loopback origin (BridgeObserver.swift).
+    var foreignOrigin = false
 
     enum Role {
         /// No successful `hello` yet.
