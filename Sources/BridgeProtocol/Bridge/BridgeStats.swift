@@ -72,7 +72,7 @@ public struct BridgeStats: Sendable {
         return methodIndex[method] ?? otherMethod
     }
 
-    static let codeCount = 13  // codes.count, checked by BridgeStatsTests
+    static let codeCount = 14  // codes.count (ok and every error code), checked by BridgeStatsTests
 
     mutating func endRequest() {
         if current >= 0 { requests[current &* Self.codeCount &+ currentCode] &+= 1 }
