@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeBrowser
 import BridgeProtocol
 import BridgeServer
 import Logging
@@ -68,6 +69,18 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("shutdown-timeout-ms"), help: "How long SIGINT/SIGTERM waits for clients to get their 1001 close.")
     var shutdownTimeoutMs: Int = 2000
 
+    @Option(help: ArgumentHelp("Chromium for browser sessions: a name on PATH or a path (Debian package 'chromium').", valueName: "path"))
+    var chromium: String = "chromium"
+
+    @Option(name: .customLong("user-agent-suffix"), help: "Appended to Chromium's user agent in browser sessions' tabs.")
+    var userAgentSuffix: String = "Astro App/1.0"
+
+    @Option(help: ArgumentHelp("The phone screen browser sessions' tabs emulate, in CSS pixels (mobile).", valueName: "WxH"))
+    var viewport: String = "390x844"
+
+    @Option(name: .customLong("max-snapshot-bytes"), help: "Most bytes of placeholder snapshots (JPEG) kept per browser session; the oldest go first.")
+    var maxSnapshotBytes: Int = 8 << 20
+
     /// `--token`, else a non-empty `BRIDGED_TOKEN`.
     var resolvedToken: String? {
         if let token { return token }
@@ -117,6 +130,10 @@ struct DaemonOptions: ParsableArguments {
                   "--ping-interval-s must be between 1 and 65534 (got \(pingIntervalS))")
         try check(pingTimeoutS > pingIntervalS && pingTimeoutS <= 65535,
                   "--ping-timeout-s must be greater than --ping-interval-s (\(pingIntervalS)) and at most 65535 (got \(pingTimeoutS))")
+        try check(!chromium.isEmpty, "--chromium must not be empty")
+        try check(BrowserOptions.parseViewport(viewport) != nil,
+                  "--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
+        try check(maxSnapshotBytes >= 0, "--max-snapshot-bytes must be at least 0 (got \(maxSnapshotBytes))")
         try check(maxSendQueueBytes >= 1024, "--max-send-queue-bytes must be at least 1024 (got \(maxSendQueueBytes))")
         try check((0...600_000).contains(shutdownTimeoutMs),
                   "--shutdown-timeout-ms must be between 0 and 600000 (got \(shutdownTimeoutMs))")
@@ -155,6 +172,15 @@ extension DaemonOptions {
         bridge.countStats = metrics
         var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
         daemon.metricsEnabled = metrics
+        daemon.browser.options.chromium = chromium
+        daemon.browser.options.userAgentSuffix = userAgentSuffix
+        if let size = BrowserOptions.parseViewport(viewport) {
+            daemon.browser.options.viewportWidth = size.width
+            daemon.browser.options.viewportHeight = size.height
+        }
+        daemon.browser.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
+        daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon
     }
 }

@@ -154,6 +154,8 @@ extension BridgeHarness {
                 closed[c] = code
             case .schedule(let key, let ms):
                 timers[key] = now + Int64(ms) * 1000
+            case .host:
+                break  // browser sessions only; none here
             case .cancel(let key):
                 timers[key] = nil
             }

@@ -189,6 +189,8 @@ struct Fuzzer {
             case .schedule(let key, let ms):
                 if h.timers[key] != nil { violations.append("timer \(key) scheduled twice") }
                 h.timers[key] = h.now + Int64(ms) * 1000
+            case .host:
+                break  // browser sessions only; none here
             case .cancel(let key):
                 h.timers[key] = nil
             }

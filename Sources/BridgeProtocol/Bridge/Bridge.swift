@@ -38,6 +38,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var replyMark: Int?
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
+    /// Sessions created with `browser: true` (see Bridge+Host.swift).
+    var browserSessions: Set<String> = []
     /// Counters for the daemon's metrics (see BridgeStats).
     public var stats = BridgeStats()
 

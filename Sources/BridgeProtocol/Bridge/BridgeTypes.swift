@@ -27,6 +27,8 @@ public enum BridgeEffect: Equatable, Sendable {
     /// Call `timerFired(_:at:)` with this key after `afterMs` milliseconds.
     case schedule(TimerKey, afterMs: Int)
     case cancel(TimerKey)
+    /// Work for the host's browser (browser sessions only; see `HostCall`).
+    case host(HostCall)
 }
 
 /// The daemon's protocol settings; defaults are the contract's.
@@ -76,6 +78,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownRoute = "unknown-route"
     case conflict = "conflict"
     case limitExceeded = "limit-exceeded"
+    /// The browser of a browser session failed; the message is the browser's.
+    case browserError = "browser-error"
     case `internal` = "internal"
 }
 

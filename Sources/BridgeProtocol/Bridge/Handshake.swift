@@ -60,6 +60,9 @@ extension Bridge {
         }
         sessions[sid]!.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
+        if browserSessions.contains(sid) {
+            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview.description)))
+        }
         if let before = sessions[sid]!.engine.webView(webview) {
             _ = step(sid, .pageConnected(webview, url: url), now: now)
             if history { returnByHistory(sid, to: webview, url: url, previousURL: before.url, now: now) }

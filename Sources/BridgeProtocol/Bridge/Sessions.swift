@@ -85,6 +85,7 @@ extension Bridge {
         flush(sid, cause: "session.close", now: now)
         emit(sid, "session.closed") { w in w.key("reason"); w.string(reason) }
         let record = sessions.removeValue(forKey: sid)!
+        browserSessions.remove(sid)
         sessionIDBySerial[record.serial] = nil
         for (client, _) in record.subscribers {
             if case .controller(var info)? = clients[client]?.role {
@@ -100,6 +101,10 @@ extension Bridge {
         switch method {
         case .create:
             let url = try p.optionalString("url").map(PageURL.stripClaim) ?? ""
+            if let browser = p.object["browser"], browser != .null {
+                guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
+                if wanted { return try createBrowserSession(client, id: id, url: url, now: now) }
+            }
             let sid = try createSession(url: url, connectedBy: nil, subscriber: client, now: now)
             let w1 = ItemID.webview(1)
             let token = sessions[sid]!.engine.webView(w1)!.token
