@@ -40,6 +40,17 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("max-stack-depth"), help: "Most items on one session's stack.")
     var maxStackDepth: Int = 256
 
+    @Option(name: .customLong("max-url-bytes"), help: "Longest url or title (UTF-8 bytes) a request or event may carry; longer ones get invalid-params.")
+    var maxURLBytes: Int = 8192
+
+    @Option(name: .customLong("max-session-bytes"), help: "Most bytes of urls and titles one session may hold (64 more per item); more gets limit-exceeded.")
+    var maxSessionBytes: Int = 1 << 20
+
+    @Option(name: .customLong("allow-controller-origin"), help: ArgumentHelp(
+        "A browser origin (scheme://host[:port]) whose pages may be controllers without --token; repeatable. Without it, a controller hello from a browser page (one that sent an Origin header) needs the token.",
+        valueName: "origin"))
+    var allowControllerOrigin: [String] = []
+
     @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
         "An extra origin (scheme://host[:port]) allowed to open WebSockets; repeatable; '*' allows every origin. Loopback origins are always allowed.",
         valueName: "origin"))
@@ -108,6 +119,14 @@ struct DaemonOptions: ParsableArguments {
                   "--max-sessions must be between 1 and 10000000 (got \(maxSessions))")
         try check((1...1_000_000).contains(maxStackDepth),
                   "--max-stack-depth must be between 1 and 1000000 (got \(maxStackDepth))")
+        try check((64...(64 << 20)).contains(maxURLBytes),
+                  "--max-url-bytes must be between 64 and \(64 << 20) (got \(maxURLBytes))")
+        try check(maxSessionBytes >= 2 * maxURLBytes + 256 && maxSessionBytes <= 1 << 40,
+                  "--max-session-bytes must be at least twice --max-url-bytes plus 256 (\(2 * maxURLBytes + 256)) and at most \(1 << 40) (got \(maxSessionBytes))")
+        for origin in allowControllerOrigin {
+            try check(OriginPolicy.isValidEntry(origin) && origin != "*",
+                      "--allow-controller-origin '\(origin)' is not an origin of the form scheme://host[:port]")
+        }
         try check(LogFormat(rawValue: logFormatName) != nil,
                   "--log-format must be text or json (got '\(logFormatName)')")
         try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
@@ -168,6 +187,9 @@ extension DaemonOptions {
         bridge.maxSessions = maxSessions
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
+        bridge.maxURLBytes = maxURLBytes
+        bridge.maxSessionBytes = maxSessionBytes
+        bridge.controllerOrigins = allowControllerOrigin
         bridge.trace = logLevel <= .debug
         bridge.countStats = metrics
         var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)

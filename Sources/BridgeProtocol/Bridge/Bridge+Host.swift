@@ -46,9 +46,11 @@ extension Bridge {
 
     /// Sends event `name` (with `session` and `fields`) to the session's subscribers.
     public mutating func hostEvent(session sid: String, _ name: String, _ fields: JSONObject) {
-        emit(sid, name) { w in
-            for (key, value) in fields {
-                w.key(key); w.write(value)
+        withSession(sid) { b, s in
+            b.emit(s, name) { w in
+                for (key, value) in fields {
+                    w.key(key); w.write(value)
+                }
             }
         }
     }
@@ -79,10 +81,17 @@ extension Bridge {
     /// `session.create {url, browser: true}`: the session is created as usual, but its reply
     /// waits for the browser.
     mutating func createBrowserSession(_ client: ClientID, id: Int64, url: String, now: Int64) throws(ProtocolError) {
-        let sid = try createSession(url: url, connectedBy: nil, subscriber: client, now: now)
-        browserSessions.insert(sid)
+        try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
+            b.browserSessions.insert(s.id)
+            b.hostCreate(client, id: id, url: url, &s)
+        }
+    }
+
+    /// The host's part of `session.create {browser: true}`: the reply waits for the browser.
+    mutating func hostCreate(_ client: ClientID, id: Int64, url: String, _ s: inout Session) {
+        let sid = s.id
         let w1 = ItemID.webview(1)
-        let token = sessions[sid]!.engine.webView(w1)!.token
+        let token = s.engine.webView(w1)!.token
         var w = JSONWriter(capacity: 256)
         w.beginObject()
         w.key("id"); w.int(id)
@@ -94,15 +103,14 @@ extension Bridge {
         w.key("browser"); w.bool(true)
         w.endObject()
         w.endObject()
-        let rootURL = sessions[sid]!.engine.webView(w1)?.url ?? url
+        let rootURL = s.engine.webView(w1)?.url ?? url
         effects.append(.host(.createBrowserSession(client: client, id: id, session: sid, url: rootURL, token: token, reply: w.bytes)))
-        emit(sid, "session.created") { _ in }
-        flush(sid, cause: "session.create", now: now)
     }
 
     /// The methods a browser answers: checked here, carried out by the host.
     mutating func hostRequest(_ client: ClientID, id: Int64, method: String, _ p: Params) throws(ProtocolError) {
-        let sid = try existingSession(p)
+        let sid = try p.session()
+        guard sessions.contains(sid) else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
         guard browserSessions.contains(sid) else {
             throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method) needs a session created with {\"browser\": true}")
         }
