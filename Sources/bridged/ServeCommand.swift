@@ -1,0 +1,54 @@
+import ArgumentParser
+import BridgeConfig
+import BridgeServer
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `bridged serve` (also `bridged` with no subcommand): runs the daemon until SIGINT/SIGTERM.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the daemon: WebSocket endpoint, /bridge.js, the dashboard and the static app.",
+        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen).")
+
+    @OptionGroup var options: DaemonOptions
+
+    func run() throws {
+        let level = options.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "bridged")
+        var config = options.daemonConfiguration
+        if let path = options.config {
+            let depth = options.maxStackDepth
+            // Checked now, so a bad file stops the daemon before it listens; made again with the
+            // real origin once the port is known.
+            do {
+                _ = try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: "http://127.0.0.1:8787")
+            } catch {
+                throw ValidationError("--config: \(error.description)")
+            }
+            config.router = { origin in try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: origin) }
+        }
+        let daemon = try Daemon(configuration: config, bridgeJS: Array(bridgeJSSource.utf8), logger: logger)
+        // Called on the service thread once the listener accepts connections.
+        daemon.onStart = { port in
+            Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
+        }
+        let signals = SignalHandlers(signals: [SIGINT, SIGTERM]) { [remote = daemon.remote] in
+            remote.stop()
+        }
+        try withExtendedLifetime(signals) {
+            try daemon.run()
+        }
+        logger.info("bye")
+    }
+}

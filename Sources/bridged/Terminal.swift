@@ -1,0 +1,39 @@
+import Dispatch
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Helpers shared by the subcommands: unbuffered stdout lines and signal handling.
+enum Stdout {
+    /// Writes one line straight to fd 1 (unbuffered, so a reader of a pipe sees it at once).
+    static func writeLine(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
+            if n <= 0 { return }
+            offset += n
+        }
+    }
+}
+
+/// SIGINT/SIGTERM through Dispatch sources (the default action is disabled first), so the handler
+/// is ordinary code on a Dispatch queue, not an async-signal context.
+final class SignalHandlers {
+    private let sources: [DispatchSourceSignal]
+
+    init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
+        sources = signals.map { sig in
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        }
+    }
+
+    deinit { sources.forEach { $0.cancel() } }
+}
