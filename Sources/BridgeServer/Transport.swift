@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BridgeProtocol
 import CWebsockets
 import Logging
 
@@ -39,7 +40,7 @@ public final class Transport {
 
     // Service-thread state.
     var context: OpaquePointer?
-    var connections: [UInt64: Connection] = [:]
+    @exclusivity(unchecked) var connections: [UInt64: Connection] = [:]
     var nextConnectionID: UInt64 = 1
     var httpResponses: [OpaquePointer: PendingHTTP] = [:]
     var timerHeap = TimerHeap()
@@ -48,6 +49,12 @@ public final class Transport {
     let timerNode: UnsafeMutablePointer<bridged_timer_t>
     var armedDeadline: Int64?
     var nextTimerSerial: UInt64 = 1
+    // Keyed timers (see Transport+Timers.swift): in-order deadlines in a FIFO behind one heap
+    // timer, the others with a heap timer each.
+    @exclusivity(unchecked) var keyedQueue = DeadlineQueue<TimerKey>()
+    var keyedOutOfOrder: [TimerKey: TimerHandle] = [:]
+    var keyedQueueTimer: TimerHandle?
+    var keyedQueueTimerAt: Int64 = .max
     var stopping = false
     var destroying = false
     var ran = false
@@ -64,17 +71,17 @@ public final class Transport {
 
     static let protocolName = "bridge"
 
-    /// Validates the configuration (throws `TransportError`, e.g. a non-loopback host without a
-    /// token) but does not bind yet: `run()` does.
+    /// Validates the configuration (throws `ConfigurationError`, e.g. a non-loopback host without
+    /// a token) but does not bind yet: `run()` does.
     public init(configuration: TransportConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
-        try configuration.validate()
+        try configuration.validate()  // ConfigurationError
         self.configuration = configuration
         self.bridgeJS = bridgeJS
         self.logger = logger
         originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
         if let dir = configuration.staticDirectory {
             guard let files = StaticFiles(directory: dir) else {
-                throw TransportError.invalidConfiguration("static directory '\(dir)' does not resolve")
+                throw ConfigurationError(.staticDirectory, "'\(dir)' does not resolve")
             }
             staticFiles = files
         } else {
@@ -117,8 +124,8 @@ public final class Transport {
         pvo.pointee.value = UnsafePointer(empty)
 
         retryPolicy.initialize(to: lws_retry_bo_t())
-        retryPolicy.pointee.secs_since_valid_ping = UInt16(configuration.pingIntervalSeconds)
-        retryPolicy.pointee.secs_since_valid_hangup = UInt16(configuration.idleHangupSeconds)
+        retryPolicy.pointee.secs_since_valid_ping = UInt16(configuration.pingInterval.wholeSeconds)
+        retryPolicy.pointee.secs_since_valid_hangup = UInt16(configuration.pingTimeout.wholeSeconds)
     }
 
     deinit {
@@ -219,6 +226,9 @@ public final class Transport {
         context = nil
         timerBodies.removeAll()
         timerHeap = TimerHeap()
+        keyedQueue = DeadlineQueue()
+        keyedOutOfOrder.removeAll()
+        keyedQueueTimer = nil
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
         connections.removeAll()
@@ -230,7 +240,7 @@ public final class Transport {
     func beginShutdown() {
         guard !stopping else { return }
         stopping = true
-        shutdownDeadline = monotonicMicroseconds + Int64(configuration.shutdownDeadlineMilliseconds) * 1000
+        shutdownDeadline = monotonicMicroseconds + configuration.shutdownTimeout.microseconds
         logger.info("stopping", metadata: ["open": "\(connections.count)"])
         // Unsent messages are dropped (a close frame may interleave with a half-written
         // fragmented message); a close already pending keeps its code.
@@ -238,7 +248,7 @@ public final class Transport {
             abort(conn, code: 1001, reason: "server shutting down")
         }
         // Wake the loop at the deadline even if no socket does anything.
-        _ = schedule(afterMicroseconds: Int64(configuration.shutdownDeadlineMilliseconds) * 1000) {}
+        _ = schedule(afterMicroseconds: configuration.shutdownTimeout.microseconds) {}
     }
 
     func drainRemote() {
@@ -385,16 +395,9 @@ public final class Transport {
         var used = 0
         while let message = conn.queue.first {
             let n = message.count
-            let header = n < 126 ? 2 : 4
-            guard n < 65536, used + header + n <= Transport.chunkSize else { break }
-            payload[used] = 0x81  // FIN, text
-            if n < 126 {
-                payload[used + 1] = UInt8(n)
-            } else {
-                payload[used + 1] = 126
-                payload[used + 2] = UInt8(n >> 8)
-                payload[used + 3] = UInt8(n & 0xFF)
-            }
+            let header = Transport.frameHeaderSize(payloadLength: n)
+            guard used + header + n <= Transport.chunkSize else { break }
+            _ = Transport.writeFrameHeader(payload + used, payloadLength: n)
             message.withUnsafeBytes { src in
                 if n > 0 { (payload + used + header).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n) }
             }
@@ -409,5 +412,30 @@ public final class Transport {
         }
         if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
         return 0
+    }
+
+    /// Bytes of the header of an unmasked server frame carrying `payloadLength` bytes
+    /// (RFC 6455 §5.2): 2 up to 125, 4 up to 65,535, 10 beyond.
+    static func frameHeaderSize(payloadLength n: Int) -> Int {
+        n < 126 ? 2 : n < 65536 ? 4 : 10
+    }
+
+    /// Writes the header of a final, unmasked text frame for `payloadLength` bytes at `p`;
+    /// returns its size (`frameHeaderSize`).
+    static func writeFrameHeader(_ p: UnsafeMutablePointer<UInt8>, payloadLength n: Int) -> Int {
+        p[0] = 0x81  // FIN, text
+        if n < 126 {
+            p[1] = UInt8(n)
+            return 2
+        }
+        if n < 65536 {
+            p[1] = 126
+            p[2] = UInt8(n >> 8)
+            p[3] = UInt8(n & 0xFF)
+            return 4
+        }
+        p[1] = 127
+        for i in 0..<8 { p[2 + i] = UInt8(truncatingIfNeeded: UInt64(n) >> (8 * (7 - UInt64(i)))) }
+        return 10
     }
 }

@@ -12,11 +12,6 @@
 /* LWS_PRE: headroom lws_write() needs in front of every payload (16 on 64-bit targets). */
 static inline int bridged_lws_pre(void) { return LWS_PRE; }
 
-/* lws_close_status values are an enum in C; give Swift a plain integer path. */
-static inline void bridged_lws_close_reason(struct lws *wsi, uint16_t code,
-                                            const unsigned char *reason, size_t len) {
-    lws_close_reason(wsi, (enum lws_close_status)code, (unsigned char *)reason, len);
-}
 
 /* lws_write with an integer protocol (the lws_write_protocol enum, possibly OR'd with NO_FIN). */
 static inline int bridged_lws_write(struct lws *wsi, unsigned char *buf, size_t len, int proto) {
@@ -28,7 +23,7 @@ static inline int bridged_ws_text_flags(int is_start, int is_end) {
     return lws_write_ws_flags(LWS_WRITE_TEXT, is_start, is_end);
 }
 /* LWS_WRITE_CLOSE (4) is private in the 4.1 headers ("handled by lws_close_reason"), but
- * lws_write accepts it and emits a close frame at once; see Transport.closeNow for why. */
+ * lws_write accepts it and emits a close frame at once; see Transport.sendClose for why. */
 static inline int bridged_write_close(void) { return 4; }
 static inline int bridged_write_http(int is_final) {
     return is_final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP;
@@ -37,12 +32,6 @@ static inline int bridged_write_http(int is_final) {
 /* A per-connection deadline: lws closes the connection after `secs` unless it is reset (0 clears). */
 static inline void bridged_lws_set_timeout(struct lws *wsi, int secs) {
     lws_set_timeout(wsi, secs ? PENDING_TIMEOUT_USER_OK : NO_PENDING_TIMEOUT, secs);
-}
-
-/* Kill a connection from outside its callbacks (the close goes through the normal ws close path,
- * so a reason prepared with lws_close_reason is still sent when the socket allows). */
-static inline void bridged_lws_kill_async(struct lws *wsi) {
-    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 /*

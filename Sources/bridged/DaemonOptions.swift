@@ -44,8 +44,8 @@ struct DaemonOptions: ParsableArguments {
         valueName: "origin"))
     var allowOrigin: [String] = []
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical; debug and trace also log every transition of every stack.")
-    var logLevelName: String = "info"
+    @Option(name: .customLong("log-level"), help: "Log level; debug and trace also log every transition of every stack.")
+    var logLevel: Logger.Level = .info
 
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
     var config: String?
@@ -69,51 +69,39 @@ struct DaemonOptions: ParsableArguments {
         return nil
     }
 
-    var logLevel: Logger.Level { Logger.Level(rawValue: logLevelName.lowercased()) ?? .info }
-
+    /// One validation path: the flags build the daemon's configuration and the configuration
+    /// checks itself; its error names the setting, mapped back onto the flag here.
     func validate() throws {
-        func check(_ ok: Bool, _ message: @autoclosure () -> String) throws {
-            if !ok { throw ValidationError(message()) }
-        }
-        try check((0...65535).contains(port), "--port must be between 0 and 65535 (got \(port))")
-        if let token { try check(!token.isEmpty, "--token must not be empty") }
-        try check((1...600_000).contains(foregroundTimeoutMs),
-                  "--foreground-timeout-ms must be between 1 and 600000 (got \(foregroundTimeoutMs))")
-        try check((64...(64 << 20)).contains(maxMessageBytes),
-                  "--max-message-bytes must be between 64 and \(64 << 20) (got \(maxMessageBytes))")
-        try check((1...31_536_000).contains(sessionIdleS),
-                  "--session-idle-s must be between 1 and 31536000 (got \(sessionIdleS))")
-        try check((1...10_000_000).contains(maxSessions),
-                  "--max-sessions must be between 1 and 10000000 (got \(maxSessions))")
-        try check((1...1_000_000).contains(maxStackDepth),
-                  "--max-stack-depth must be between 1 and 1000000 (got \(maxStackDepth))")
-        try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
-                  "--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevelName)')")
-        for origin in allowOrigin {
-            try check(OriginPolicy.isValidEntry(origin),
-                      "--allow-origin '\(origin)' is not an origin of the form scheme://host[:port]")
-        }
         if let config {
             var st = stat()
-            try check(stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0,
-                      "--config '\(config)' is not a readable file")
+            guard stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0 else {
+                throw ValidationError("--config '\(config)' is not a readable file")
+            }
         }
-        if let dir = staticDirectory {
-            var st = stat()
-            try check(stat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR,
-                      "--static '\(dir)' is not a directory")
-        }
-        try check((1...65534).contains(pingIntervalS),
-                  "--ping-interval-s must be between 1 and 65534 (got \(pingIntervalS))")
-        try check(pingTimeoutS > pingIntervalS && pingTimeoutS <= 65535,
-                  "--ping-timeout-s must be greater than --ping-interval-s (\(pingIntervalS)) and at most 65535 (got \(pingTimeoutS))")
-        try check(maxSendQueueBytes >= 1024, "--max-send-queue-bytes must be at least 1024 (got \(maxSendQueueBytes))")
-        try check((0...600_000).contains(shutdownTimeoutMs),
-                  "--shutdown-timeout-ms must be between 0 and 600000 (got \(shutdownTimeoutMs))")
         do {
-            try transportConfiguration.validate()
-        } catch let error as TransportError {
-            throw ValidationError(error.description)
+            try daemonConfiguration.validate()
+        } catch {
+            throw ValidationError("\(DaemonOptions.flag(for: error.setting)) \(error.problem)")
+        }
+    }
+
+    /// The flag that sets `setting`.
+    static func flag(for setting: ConfigurationError.Setting) -> String {
+        switch setting {
+        case .host: "--host"
+        case .port: "--port"
+        case .token: "--token"
+        case .maxMessageBytes: "--max-message-bytes"
+        case .maxSendQueueBytes: "--max-send-queue-bytes"
+        case .allowedOrigins: "--allow-origin"
+        case .staticDirectory: "--static"
+        case .pingInterval: "--ping-interval-s"
+        case .pingTimeout: "--ping-timeout-s"
+        case .shutdownTimeout: "--shutdown-timeout-ms"
+        case .foregroundTimeout: "--foreground-timeout-ms"
+        case .sessionIdle: "--session-idle-s"
+        case .maxSessions: "--max-sessions"
+        case .maxStackDepth: "--max-stack-depth"
         }
     }
 
@@ -126,10 +114,17 @@ struct DaemonOptions: ParsableArguments {
         c.maxSendQueueBytes = maxSendQueueBytes
         c.allowedOrigins = allowOrigin
         c.staticDirectory = staticDirectory
-        c.pingIntervalSeconds = pingIntervalS
-        c.idleHangupSeconds = pingTimeoutS
-        c.shutdownDeadlineMilliseconds = shutdownTimeoutMs
+        c.pingInterval = .seconds(Int64(clamping: pingIntervalS).clampedForDuration)
+        c.pingTimeout = .seconds(Int64(clamping: pingTimeoutS).clampedForDuration)
+        c.shutdownTimeout = .milliseconds(Int64(clamping: shutdownTimeoutMs).clampedForDuration)
         return c
+    }
+}
+
+/// `--log-level` values: trace, debug, info, notice, warning, error, critical (any case).
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(rawValue: argument.lowercased())
     }
 }
 
@@ -144,4 +139,10 @@ extension DaemonOptions {
         bridge.trace = logLevel <= .debug
         return DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
     }
+}
+
+extension Int64 {
+    /// Out-of-range flag values stay out of range (and are refused by validation) without
+    /// overflowing `Duration`.
+    var clampedForDuration: Int64 { Swift.min(Swift.max(self, -1), 1 << 40) }
 }
