@@ -7,7 +7,7 @@ PORT ?= 8787
 RELEASE_BIN := .build/release/bridged
 export BRIDGED_BIN ?= $(CURDIR)/$(RELEASE_BIN)
 
-.PHONY: deps deps-test embed build build-release run test test-swift test-js test-integration clean bench bench-build
+.PHONY: deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
 
 # Install what is missing (idempotent; apt-get only when a piece is absent).
 deps:
@@ -16,11 +16,9 @@ deps:
 deps-test:
 	@./scripts/install-deps.sh --test
 
-# js-client/bridge.js is compiled into the daemon (Sources/bridged/BridgeJS.generated.swift).
-embed:
-	@$(PYTHON) scripts/embed-js.py
-
-build-release: deps embed
+# js-client/bridge.js (and every file under Sources/BridgeServer/Assets/) is compiled into the
+# daemon at build time by the EmbedAssets build-tool plugin (Plugins/EmbedAssets).
+build-release: deps
 	$(SWIFT) build -c release --product bridged
 
 build: build-release
@@ -30,7 +28,6 @@ run: build-release
 	$(RELEASE_BIN) --host $(HOST) --port $(PORT) --static js-client/demo --config examples/app.yaml $(RUN_ARGS)
 
 test: deps-test
-	@$(PYTHON) scripts/embed-js.py --check
 	$(MAKE) test-swift
 	$(MAKE) build-release
 	$(MAKE) test-js
@@ -51,12 +48,14 @@ test-integration:
 # docs/PERFORMANCE.md. BENCH_ARGS is passed to Benchmarks/run.py (e.g. BENCH_ARGS="--duration 2").
 BENCH_ARGS ?=
 
+# The benchmarks are a package of their own (Benchmarks/Package.swift, depending on this one by
+# path), so `make test` never builds them.
 bench-build: build-release
-	$(SWIFT) build -c release --product bridge-load
+	$(SWIFT) build -c release --package-path Benchmarks --product bridge-load
 
 bench: bench-build
 	@$(PYTHON) -c 'import websockets' 2>/dev/null || $(PYTHON) -m pip install -q --disable-pip-version-check websockets
 	$(PYTHON) Benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf .build
+	rm -rf .build Benchmarks/.build

@@ -35,18 +35,36 @@ let package = Package(
         ),
         // The libwebsockets glue: transport, timers, HTTP, and the daemon that drives the
         // protocol state machine. Only the lws service thread touches lws.
+        // Files under Sources/BridgeServer/Assets/ (bridge.js is a link to js-client/bridge.js)
+        // are compiled in by the EmbedAssets plugin: `EmbeddedAssets.bytes(named: "bridge.js")`.
         .target(
             name: "BridgeServer",
             dependencies: [
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            exclude: ["Assets"],
+            plugins: [.plugin(name: "EmbedAssets")]
         ),
+        // Pure: the trace format (record), its replay against a fresh state machine, and the stack
+        // diagram in the seed's notation.
+        .target(name: "BridgeTrace", dependencies: ["BridgeProtocol", "BridgeConfig"]),
+        // `bridged check`: steps, the app-awareness rules over an observation log (pure), the
+        // reports (table, JUnit, HTML).
+        .target(name: "BridgeCheck", dependencies: ["BridgeProtocol", .product(name: "Yams", package: "Yams")]),
+        // Build-tool plugin (Plugins/EmbedAssets) and the generator it runs at build time.
+        .plugin(name: "EmbedAssets", capability: .buildTool(), dependencies: ["embed-assets"]),
+        .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
+        // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
+        .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
+                "BridgeTrace",
+                "BridgeCheck",
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
@@ -54,11 +72,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `swift run -c release engine-bench`: transitions per second of the stacking engine.
-        .executableTarget(name: "engine-bench", dependencies: ["BridgeProtocol"]),
-        // `swift run -c release bridge-load --help`: the load generator of `make bench`, on
-        // libwebsockets' client API.
-        .executableTarget(name: "bridge-load", dependencies: ["CWebsockets"]),
         .testTarget(
             name: "BridgeProtocolTests",
             dependencies: [
@@ -67,6 +80,8 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]
         ),
+        .testTarget(name: "BridgeTraceTests", dependencies: ["BridgeTrace", "BridgeProtocol"]),
+        .testTarget(name: "BridgeCheckTests", dependencies: ["BridgeCheck"]),
         .testTarget(
             name: "BridgeServerTests",
             dependencies: [
@@ -75,6 +90,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -153,8 +153,8 @@ class Bench:
         self.args = args
         self.results = []
         self.bridged = args.bridged or os.path.join(ROOT, ".build", "release", "bridged")
-        self.load = os.path.join(ROOT, ".build", "release", "bridge-load")
-        self.echo = os.path.join(ROOT, ".build", "bench", "echo-server")
+        self.load = os.path.join(BENCH, ".build", "release", "bridge-load")  # the Benchmarks package
+        self.echo = os.path.join(BENCH, ".build", "bench", "echo-server")
 
     def summary(self):
         """One result per configuration: the median round (by replies/s, or by p99 for runs at a

@@ -1,4 +1,5 @@
 import BridgeProtocol
+import BridgeTrace
 import Logging
 
 /// Everything the daemon is configured with; each part documents its own defaults.
@@ -49,11 +50,15 @@ public final class Daemon: TransportDelegate {
     let logger: Logger
     /// The protocol state machine. Each message reaches it a dozen times: the property opts out
     /// of dynamic exclusivity checks (only the service thread touches it, never re-entrantly).
-    @exclusivity(unchecked) var bridge: Bridge<SystemRandomNumberGenerator>
+    @exclusivity(unchecked) var bridge: Bridge<RecordableRandom>
     /// The effects being performed; its storage is reused from message to message.
     @exclusivity(unchecked) var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    /// The random words the Bridge draws, kept only while recording (`Daemon+Record.swift`).
+    let randomTape = RandomTape()
+    /// Set by `record(to:)`: every input and effect goes into a trace.
+    var recorder: TraceWriter?
     /// Called once on the service thread when the daemon accepts connections, with the real port.
     public var onStart: ((Int) -> Void)?
 
@@ -69,7 +74,7 @@ public final class Daemon: TransportDelegate {
         self.configuration = configuration
         self.logger = logger
         self.transport = transport
-        bridge = Bridge(configuration: configuration.bridge, random: SystemRandomNumberGenerator())
+        bridge = Bridge(configuration: configuration.bridge, random: RecordableRandom(tape: randomTape))
         transport.delegate = self
     }
 
@@ -92,39 +97,50 @@ public final class Daemon: TransportDelegate {
         if let makeRouter = configuration.router {
             let origin = configuration.transport.displayURL(port: port)
             do {
-                bridge = Bridge(configuration: configuration.bridge, router: try makeRouter(origin), random: SystemRandomNumberGenerator())
+                bridge = Bridge(configuration: configuration.bridge, router: try makeRouter(origin), random: RecordableRandom(tape: randomTape))
             } catch {
                 logger.critical("the routing configuration failed: \(error)")
                 remote.stop()
                 return
             }
         }
+        if recorder != nil { writeTraceHeader() }
         scheduleSweep()
         onStart?(port)
     }
 
     public func transportDidOpen(_ id: ConnectionID, info: ConnectionInfo) {
-        bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, at: now)
+        let t = now
+        bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, at: t)
+        if recorder != nil { recordInput(.connect(client: id.raw, loopback: info.isLoopbackPeer), at: t) }
         perform()
     }
 
     public func transport(_ id: ConnectionID, didReceiveText message: UnsafeRawBufferPointer) {
-        bridge.received(ClientID(id.raw), text: message, at: now)
+        let t = now
+        bridge.received(ClientID(id.raw), text: message, at: t)
+        if recorder != nil { recordInput(.text(client: id.raw, bytes: Array(message)), at: t) }
         perform()
     }
 
     public func transportDidReceiveBinary(_ id: ConnectionID) {
-        bridge.receivedBinary(ClientID(id.raw), at: now)
+        let t = now
+        bridge.receivedBinary(ClientID(id.raw), at: t)
+        if recorder != nil { recordInput(.binary(client: id.raw), at: t) }
         perform()
     }
 
     public func transportDidClose(_ id: ConnectionID) {
-        bridge.disconnected(ClientID(id.raw), at: now)
+        let t = now
+        bridge.disconnected(ClientID(id.raw), at: t)
+        if recorder != nil { recordInput(.disconnect(client: id.raw), at: t) }
         perform()
     }
 
     public func transportTimerFired(_ key: TimerKey) {
-        bridge.timerFired(key, at: now)
+        let t = now
+        bridge.timerFired(key, at: t)
+        if recorder != nil { recordInput(.timer(key), at: t) }
         perform()
     }
 
@@ -138,6 +154,7 @@ public final class Daemon: TransportDelegate {
         swap(&effects, &effectBuffer)
         bridge.drainEffects(into: &effects)
         defer { swap(&effects, &effectBuffer) }
+        if recorder != nil { recordEffects(effects) }
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):
@@ -157,7 +174,9 @@ public final class Daemon: TransportDelegate {
     /// Once a second: idle sessions expire (`Bridge.sweep`).
     func scheduleSweep() {
         sweepTimer = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
-            self.bridge.sweep(at: self.now)
+            let t = self.now
+            self.bridge.sweep(at: t)
+            if self.recorder != nil { self.recordInput(.sweep, at: t) }
             self.perform()
             self.scheduleSweep()
         }

@@ -58,38 +58,4 @@ static inline void bridged_timer_cancel(bridged_timer_t *t) {
     lws_sul_cancel(&t->sul);
 }
 
-
-/* ---- For the bridge-load benchmark client (raw sockets + epoll; Swift's Glibc lacks epoll). ---- */
-#include <sys/epoll.h>
-#include <netinet/tcp.h>
-
-static inline int bridged_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
-
-/* op: EPOLL_CTL_ADD 1, DEL 2, MOD 3; `data` comes back with each event. */
-static inline int bridged_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
-    struct epoll_event ev;
-    ev.events = events;
-    ev.data.u64 = data;
-    return epoll_ctl(epfd, op, fd, &ev);
-}
-
-/* Waits up to `timeout_ns` (negative: forever); fills `data`/`events` with at most `max` (<= 1024)
- * ready entries and returns their count (-1 with errno on failure). */
-static inline int bridged_epoll_wait(int epfd, uint64_t *data, uint32_t *events, int max, int64_t timeout_ns) {
-    struct epoll_event evs[1024];
-    struct timespec ts;
-    int n;
-    if (max > 1024) max = 1024;
-    if (timeout_ns >= 0) {
-        ts.tv_sec = timeout_ns / 1000000000;
-        ts.tv_nsec = timeout_ns % 1000000000;
-    }
-    n = epoll_pwait2(epfd, evs, max, timeout_ns >= 0 ? &ts : NULL, NULL);
-    for (int i = 0; i < n; i++) {
-        data[i] = evs[i].data.u64;
-        events[i] = evs[i].events;
-    }
-    return n;
-}
-
 #endif

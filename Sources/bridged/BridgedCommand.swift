@@ -13,6 +13,9 @@ struct BridgedCommand: ParsableCommand {
         discussion: "Without a subcommand, bridged runs `serve` with the options given.",
         subcommands: [
             ServeCommand.self,
+            ReplayCommand.self,
+            DiagramCommand.self,
+            CheckCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

@@ -18,6 +18,9 @@ struct ServeCommand: ParsableCommand {
 
     @OptionGroup var options: DaemonOptions
 
+    @Option(help: ArgumentHelp("Record a trace of this run (every frame in and out, every input of the protocol state machine, every stack) into a new file in this directory; see `bridged replay` and `bridged diagram`.", valueName: "dir"))
+    var record: String?
+
     func run() throws {
         let level = options.logLevel
         LoggingSystem.bootstrap { label in
@@ -38,7 +41,11 @@ struct ServeCommand: ParsableCommand {
             }
             config.router = { origin in try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: origin) }
         }
-        let daemon = try Daemon(configuration: config, bridgeJS: Array(bridgeJSSource.utf8), logger: logger)
+        guard let bridgeJS = EmbeddedAssets.bytes(named: "bridge.js") else {
+            fatalError("bridge.js is not embedded: Sources/BridgeServer/Assets/bridge.js must link to js-client/bridge.js")
+        }
+        let daemon = try Daemon(configuration: config, bridgeJS: bridgeJS, logger: logger)
+        if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
         // Called on the service thread once the listener accepts connections.
         daemon.onStart = { port in
             Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")

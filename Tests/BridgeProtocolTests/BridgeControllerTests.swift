@@ -87,7 +87,11 @@ import Testing
         // A closed page's frame that still arrives gets one error reply and changes nothing.
         h.refused(p1.client, #"{"id":5,"method":"pwa-navigate"}"#, id: 5, code: "unknown-webview")
         // The controller is no longer bound to the closed session.
-        if case .controller(let info)? = h.bridge.clients[ctl]?.role { #expect(info.sessions.isEmpty) }
+        guard case .controller(let info)? = h.bridge.clients[ctl]?.role else {
+            Issue.record("the controller lost its role: \(String(describing: h.bridge.clients[ctl]?.role))")
+            return
+        }
+        #expect(info.sessions.isEmpty)
         #expect(h.request(ctl, "session.list")["result"]?["sessions"]?.arrayValue?.count == 1)
     }
 

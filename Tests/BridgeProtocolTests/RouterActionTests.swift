@@ -19,7 +19,7 @@ import Testing
     @discardableResult
     func perform(_ action: RouterAction, _ s: inout RouteSession) throws -> RouterOutcome {
         let before = s.tree
-        let out = try router.perform(action, on: &s)
+        let out = try router.apply(action, on: &s)
         // Every outcome's transitions turn the old tree into the new one.
         #expect(try TreeDiff.apply(out.transitions, to: before) == s.tree)
         #expect(out.tree == s.tree)
@@ -166,7 +166,7 @@ import Testing
         let out = try perform(.navigate(.route("product", params: ["product_id": "5", "ref": "x"]), stack: nil, context: nil), &s)
         #expect(out.item?.params == ["product_id": "5", "ref": "x"])
         #expect(out.item?.url == "tt://products/5?ref=x")
-        #expect(throws: RouterError.self) { try router.perform(.navigate(.route("product", params: [:]), stack: nil, context: nil), on: &s) }
+        #expect(throws: RouterError.self) { try router.apply(.navigate(.route("product", params: [:]), stack: nil, context: nil), on: &s) }
     }
 
     @Test func externalLinksAreNeverStacked() throws {
@@ -180,13 +180,13 @@ import Testing
         // Policy push: a web view.
         let pushing = RouterFixture.router(external: .push)
         var s2 = try pushing.makeSession()
-        let pushed = try pushing.perform(nav("https://elsewhere.example/x"), on: &s2)
+        let pushed = try pushing.apply(nav("https://elsewhere.example/x"), on: &s2)
         #expect(pushed.item?.url == "https://elsewhere.example/x")
         // Policy deny: an error, nothing changes.
         let denying = RouterFixture.router(external: .deny)
         var s3 = try denying.makeSession()
         let before3 = s3
-        #expect(throws: RouterError.self) { try denying.perform(nav("https://elsewhere.example/x"), on: &s3) }
+        #expect(throws: RouterError.self) { try denying.apply(nav("https://elsewhere.example/x"), on: &s3) }
         #expect(s3 == before3)
     }
 
@@ -200,7 +200,7 @@ import Testing
             .reset([.url("tt://products/1"), .url("https://elsewhere.example/")], stack: nil),
             .reset([], stack: nil),
         ] {
-            #expect(throws: RouterError.self, "\(action)") { try router.perform(action, on: &s) }
+            #expect(throws: RouterError.self, "\(action)") { try router.apply(action, on: &s) }
             #expect(s == before)
         }
     }
@@ -208,14 +208,14 @@ import Testing
     @Test func stackDepthLimit() throws {
         let small = RouterFixture.router(maxDepth: 2)
         var s = try small.makeSession()
-        _ = try small.perform(.push(.url("os://a"), stack: nil, context: nil), on: &s)
+        _ = try small.apply(.push(.url("os://a"), stack: nil, context: nil), on: &s)
         let before = s
         #expect(throws: RouterError(.limitExceeded, "tab:home would hold 3 items; the maximum is 2")) {
-            try small.perform(.push(.url("os://b"), stack: nil, context: nil), on: &s)
+            try small.apply(.push(.url("os://b"), stack: nil, context: nil), on: &s)
         }
         #expect(s == before)
         #expect(throws: RouterError.self) {
-            try small.perform(.reset([.url("os://a"), .url("os://b"), .url("os://c")], stack: nil), on: &s)
+            try small.apply(.reset([.url("os://a"), .url("os://b"), .url("os://c")], stack: nil), on: &s)
         }
         #expect(s == before)
     }
@@ -271,8 +271,8 @@ import Testing
     func goBackOnATabRoot(behavior: BackBehavior) throws {
         let r = RouterFixture.router(back: behavior)
         var s = try r.makeSession()
-        _ = try r.perform(.selectTab("search"), on: &s)
-        let out = try r.perform(.goBack, on: &s)
+        _ = try r.apply(.selectTab("search"), on: &s)
+        let out = try r.apply(.goBack, on: &s)
         if behavior == .none {
             #expect(out.kind == .none)
             #expect(out.transitions.isEmpty)
@@ -283,8 +283,8 @@ import Testing
             #expect(s.tree.activeTabName == "home")
         }
         // On the initial tab's root, nothing either way.
-        _ = try r.perform(.selectTab("home"), on: &s)
-        #expect(try r.perform(.goBack, on: &s).kind == .none)
+        _ = try r.apply(.selectTab("home"), on: &s)
+        #expect(try r.apply(.goBack, on: &s).kind == .none)
     }
 
     // MARK: pop, popToTop, replace, reset
@@ -343,7 +343,7 @@ import Testing
         let r = try perform(.replace(.url("os://landing"), stack: nil, context: nil), &root)
         #expect(RouterFixture.ids(root.tree.tabs[0].items) == [r.item!.id])
         // An empty modal stack cannot be replaced in.
-        #expect(throws: RouterError.self) { try router.perform(.replace(.url("os://x"), stack: .stack(.modal), context: nil), on: &root) }
+        #expect(throws: RouterError.self) { try router.apply(.replace(.url("os://x"), stack: .stack(.modal), context: nil), on: &root) }
     }
 
     @Test func resetReplacesAStack() throws {

@@ -57,7 +57,7 @@ import Testing
                 }
                 let before = s
                 do {
-                    let out = try router.perform(action, on: &s)
+                    let out = try router.apply(action, on: &s)
                     #expect(s.tree.validate() == nil, "\(action)")
                     #expect(try TreeDiff.apply(out.transitions, to: before.tree) == s.tree, "\(action)")
                     #expect(out.transitions == TreeDiff.diff(before.tree, s.tree))

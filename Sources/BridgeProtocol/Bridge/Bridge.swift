@@ -5,6 +5,13 @@
 /// `timerFired` and `sweep` on one thread, each with the current time in microseconds of a
 /// monotonic clock, and then performs `drainEffects()` in order. Tokens and session ids come
 /// from the injected random number generator, so a seeded generator makes a run replayable.
+///
+/// Where things are: `Handshake.swift` (`hello`), `PageMethods.swift` (a page's requests and
+/// events), `ControllerMethods.swift` (a controller's requests, by `Methods.swift`'s enums, to
+/// `Sessions.swift` for `session.*`, `Navigation.swift` for `navigation.*` and a page's
+/// `navigate`/`back`, `RouterMethods.swift` for `router.*` and `deeplink.open`),
+/// `EngineSteps.swift` (running a session's engine and performing its effects), `Events.swift`
+/// (controller events), `Frames.swift` (frames and JSON), `Tokens.swift` (ids and tokens).
 public struct Bridge<RNG: RandomNumberGenerator> {
     public let configuration: BridgeConfiguration
     /// The routing configuration (`--config`); nil: every session is one stack, as the contract.
@@ -52,16 +59,10 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// Hands the accumulated effects over in `buffer` (whose old contents are dropped) and keeps
     /// `buffer`'s storage for the next ones: no allocation per message once both have grown,
     /// and the host may call back into the bridge while it performs them.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func drainEffects(into buffer: inout [BridgeEffect]) {
         while !buffer.isEmpty { buffer.removeLast() }  // keeps the storage, cheaper than removeAll
         swap(&buffer, &effects)
-    }
-
-    /// Performs `body` for each accumulated effect and clears them, without copying the list.
-    public mutating func drainEffects(_ body: (BridgeEffect) -> Void) {
-        for e in effects { body(e) }
-        effects.removeAll(keepingCapacity: true)
     }
 
     /// The trace lines accumulated since the last call (empty unless `configuration.trace`).
@@ -71,12 +72,12 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         return traceLines
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, role: .fresh)
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
         guard clients[client] != nil else { return }
         sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
@@ -87,7 +88,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// One whole text message from `client`.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         guard clients[client] != nil else { return }
         let frame: Frame
@@ -106,7 +107,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
     }
 
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func disconnected(_ client: ClientID, at now: Int64) {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
@@ -128,7 +129,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// A timer asked for by `.schedule` is due.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
         if case .success = step(sid, .timerFired(key.token), now: now) {
@@ -140,7 +141,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
     /// once a second.
-    @_specialize(exported: true, where RNG == SystemRandomNumberGenerator)
+    @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
@@ -172,82 +173,55 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 }
 
-/// What the daemon knows about one connection.
-struct Client {
-    var isLoopback: Bool
-    var role: Role
+// MARK: - Requests and events by the sender's role
 
-    enum Role {
-        /// No successful `hello` yet.
-        case fresh
-        case page(session: String, webview: ItemID)
-        /// A page that no longer speaks for its web view (replaced, sent elsewhere, popped,
-        /// session closed); its connection is being closed.
-        case detached(session: String, webview: ItemID, why: String)
-        case controller(ControllerInfo)
-    }
-}
-
-struct ControllerInfo {
-    var name: String
-    /// Connection order: the earliest handler of a name wins.
-    var number: Int
-    var handles: Set<String>
-    /// Sessions this controller is subscribed to one by one.
-    var sessions: [String] = []
-}
-
-/// One session's state. A class: it is reached through `sessions[sid]` many times per request,
-/// and a struct would be copied whole (every array and dictionary in it retained and released)
-/// on each read.
-final class SessionRecord {
-    let id: String
-    let serial: UInt64
-
-    /// The mutable state, behind a pointer: a class's stored properties are reached through a
-    /// dynamic exclusivity check on every use, several per request here. One thread only (the
-    /// Bridge's).
-    struct State {
-        var engine: SessionEngine
-        var pages: [ItemID: ClientID] = [:]
-        var subscribers: [(client: ClientID, filter: EventFilter)] = []
-        var idleSince: Int64?
-        var stackCache: [UInt8] = []
-        var stackCacheVersion: UInt64 = .max
-        var route: RouteSession?
-        var webTokens: [ItemID: String] = [:]
-    }
-    private let state: UnsafeMutablePointer<State>
-
-    var engine: SessionEngine { get { state.pointee.engine } _modify { yield &state.pointee.engine } }
-    /// The connected page of each web view.
-    var pages: [ItemID: ClientID] { get { state.pointee.pages } _modify { yield &state.pointee.pages } }
-    /// Controllers subscribed to this session by name, in subscription order.
-    var subscribers: [(client: ClientID, filter: EventFilter)] {
-        get { state.pointee.subscribers }
-        _modify { yield &state.pointee.subscribers }
-    }
-    /// When the last connection left (microseconds); nil while one is there.
-    var idleSince: Int64? { get { state.pointee.idleSince } _modify { yield &state.pointee.idleSince } }
-    var stackCache: [UInt8] { get { state.pointee.stackCache } _modify { yield &state.pointee.stackCache } }
-    var stackCacheVersion: UInt64 {
-        get { state.pointee.stackCacheVersion }
-        _modify { yield &state.pointee.stackCacheVersion }
-    }
-    /// With a routing configuration: the session's tree of stacks.
-    var route: RouteSession? { get { state.pointee.route } _modify { yield &state.pointee.route } }
-    /// Tokens of web views known to the tree (also those outside the active stack).
-    var webTokens: [ItemID: String] { get { state.pointee.webTokens } _modify { yield &state.pointee.webTokens } }
-
-    init(id: String, serial: UInt64, engine: SessionEngine) {
-        self.id = id
-        self.serial = serial
-        state = .allocate(capacity: 1)
-        state.initialize(to: State(engine: engine))
+extension Bridge {
+    mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
+        guard let c = clients[client] else { return }
+        let p = Params(params)
+        switch c.role {
+        case .fresh:
+            guard method == "hello" else {
+                sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
+                return
+            }
+            do throws(ProtocolError) {
+                try hello(client, id: id, p, isLoopback: c.isLoopback, now: now)
+            } catch {
+                sendError(client, id: id, error)
+            }
+        case .page(let sid, let webview):
+            do throws(ProtocolError) {
+                try pageRequest(client, id: id, method: method, p, session: sid, webview: webview, now: now)
+            } catch {
+                sendError(client, id: id, error)
+            }
+        case .detached(let sid, let webview, let why):
+            if method == "hello" {
+                sendError(client, id: id, ProtocolError(.conflict, "this connection already said hello"))
+            } else if sessions[sid]?.engine.webView(webview) == nil {
+                sendError(client, id: id, ProtocolError(.unknownWebview, "web view \(webview) is no longer on the stack"))
+            } else {
+                sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
+            }
+        case .controller:
+            do throws(ProtocolError) {
+                try controllerRequest(client, id: id, method: method, p, now: now)
+            } catch {
+                sendError(client, id: id, error)
+            }
+        }
     }
 
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
+    mutating func handleEvent(_ client: ClientID, name: String, params: JSONObject, now: Int64) {
+        guard let c = clients[client], case .page(let sid, let webview) = c.role else {
+            // Events before hello are ignored; controllers send none.
+            return
+        }
+        do throws(ProtocolError) {
+            try pageEvent(client, name: name, Params(params), session: sid, webview: webview, now: now)
+        } catch {
+            sendError(client, id: nil, error)
+        }
     }
 }

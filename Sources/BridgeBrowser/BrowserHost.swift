@@ -1,0 +1,405 @@
+import BridgeProtocol
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The native shell around Chromium: one browser process shared by every browser session, a
+/// browser context per session (cookies and storage never cross), a tab per web view.
+///
+/// An actor: its state is touched by one task at a time, never by the WebSocket service thread.
+/// Events from Chromium are handled in arrival order by one task; `events` receives what the
+/// owner must act on.
+public actor BrowserHost {
+    struct Tab {
+        var session: String
+        var webview: String
+        var targetId: String
+        var cdpSession: String
+        /// The tab's own load (the first navigation, or a reload the host asked for) is let
+        /// through the request interception; a POST override is applied to it.
+        var ownLoadPending = true
+        var ownLoadPost: NavigationRequest?
+        /// The last navigation type the main frame started (`historyDifferentDocument`, …).
+        var lastNavigationType: String?
+    }
+
+    struct Browser {
+        var process: ChromiumProcess
+        var cdp: CDPConnection
+        var generation: Int
+        var userAgent: String
+    }
+
+    public let options: BrowserOptions
+    private let emit: @Sendable (BrowserEvent) -> Void
+    private var browser: Browser?
+    private var generation = 0
+    private var starting: Task<Browser, any Error>?
+    /// session id → browser context id
+    private var contexts: [String: String] = [:]
+    /// "session\u{0}webview" → tab
+    private var tabs: [String: Tab] = [:]
+    /// CDP session id → tab key
+    private var tabsByCDPSession: [String: String] = [:]
+    /// target id → tab key
+    private var tabsByTarget: [String: String] = [:]
+    /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
+    private var popups: [String: String] = [:]
+    private var shuttingDown = false
+
+    public init(options: BrowserOptions = BrowserOptions(), events: @escaping @Sendable (BrowserEvent) -> Void) {
+        self.options = options
+        self.emit = events
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    static func key(_ session: String, _ webview: String) -> String { session + "\u{0}" + webview }
+
+    // MARK: the process
+
+    /// The running browser, started on first use.
+    private func ensureBrowser() async throws -> Browser {
+        if let browser { return browser }
+        if shuttingDown { throw BrowserError.disconnected }
+        if let starting { return try await starting.value }
+        generation += 1
+        let gen = generation
+        let options = self.options
+        let task = Task<Browser, any Error> {
+            let process = try ChromiumProcess(executable: options.chromium, extraArguments: options.extraArguments)
+            let cdp = CDPConnection(writeFD: process.commandFD, readFD: process.eventFD) { [weak self] in
+                Task { await self?.browserClosed(generation: gen) }
+            }
+            Task { [weak self] in
+                for await event in cdp.events { await self?.handle(event, generation: gen) }
+            }
+            do {
+                let version = try await cdp.call("Browser.getVersion", timeout: options.startTimeoutSeconds)
+                _ = try await cdp.call("Target.setDiscoverTargets", ["discover": true])
+                var ua = version["userAgent"]?.stringValue ?? "Mozilla/5.0"
+                ua = ua.replacingOccurrences(of: "HeadlessChrome/", with: "Chrome/")
+                if !options.userAgentSuffix.isEmpty { ua += " " + options.userAgentSuffix }
+                return Browser(process: process, cdp: cdp, generation: gen, userAgent: ua)
+            } catch {
+                process.terminate(graceSeconds: 0)
+                throw error
+            }
+        }
+        starting = task
+        defer { starting = nil }
+        let started = try await task.value
+        browser = started
+        return started
+    }
+
+    /// Chromium's pid, when it runs.
+    public var chromiumPID: Int32? { browser?.process.pid }
+    public var tabCount: Int { tabs.count }
+    public var sessionCount: Int { contexts.count }
+
+    private func browserClosed(generation gen: Int) {
+        guard let b = browser, b.generation == gen else { return }
+        browser = nil
+        let sessions = Array(contexts.keys).sorted()
+        contexts.removeAll()
+        tabs.removeAll()
+        tabsByCDPSession.removeAll()
+        tabsByTarget.removeAll()
+        popups.removeAll()
+        let process = b.process
+        Thread.detachNewThread { process.terminate(graceSeconds: 1) }
+        if !shuttingDown { emit(.browserCrashed(sessions: sessions)) }
+    }
+
+    /// Closes every tab and context and stops Chromium; waits until it is gone and its profile
+    /// directory removed. The host can be used again afterwards (a new Chromium starts).
+    public func shutdown() async {
+        shuttingDown = true
+        defer { shuttingDown = false }
+        if let starting { _ = try? await starting.value }
+        guard let b = browser else { return }
+        for session in contexts.keys { await closeSession(session) }
+        _ = try? await b.cdp.call("Browser.close", timeout: 3)
+        browser = nil
+        contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
+        let process = b.process
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                process.terminate(graceSeconds: 3)
+                done.resume()
+            }
+        }
+    }
+
+    /// Stops Chromium at once from any context (the daemon's exit path): kills its process group
+    /// and removes the profile. Blocking; meant for the last moments of the process.
+    nonisolated public func killNow(_ pid: Int32?) {
+        guard let pid else { return }
+        kill(-pid, SIGKILL)
+    }
+
+    // MARK: sessions and tabs
+
+    /// A new browser context for `session` (idempotent).
+    public func createSession(_ session: String) async throws {
+        let b = try await ensureBrowser()
+        if contexts[session] != nil { return }
+        let reply = try await b.cdp.call("Target.createBrowserContext", ["disposeOnDetach": true], timeout: options.callTimeoutSeconds)
+        guard let id = reply["browserContextId"]?.stringValue else { throw BrowserError.browser("no browserContextId") }
+        contexts[session] = id
+    }
+
+    /// Closes every tab of `session` and its context (its cookies and storage go with it).
+    public func closeSession(_ session: String) async {
+        guard let context = contexts.removeValue(forKey: session), let b = browser else { return }
+        for (key, tab) in tabs where tab.session == session { forget(key, tab) }
+        _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
+    }
+
+    private func forget(_ key: String, _ tab: Tab) {
+        tabs[key] = nil
+        tabsByCDPSession[tab.cdpSession] = nil
+        tabsByTarget[tab.targetId] = nil
+    }
+
+    public func hasTab(session: String, webview: String) -> Bool { tabs[Self.key(session, webview)] != nil }
+
+    /// Opens a tab for `webview` of `session` on `url`, dressed as a phone web view of the app:
+    /// the user agent, the viewport, touch, the script run before every document's own
+    /// (`script`), document requests of the main frame stopped for the owner to decide. With
+    /// `post`, the first load is that POST (method, body and headers kept).
+    /// Returns once the navigation is under way.
+    public func openTab(session: String, webview: String, url: String, script: String?, post: NavigationRequest? = nil) async throws {
+        let b = try await ensureBrowser()
+        guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
+        let key = Self.key(session, webview)
+        if tabs[key] != nil { throw BrowserError.browser("web view \(webview) already has a tab") }
+        let t = options.callTimeoutSeconds
+        let created = try await b.cdp.call("Target.createTarget", ["url": "about:blank", "browserContextId": .string(context)], timeout: t)
+        guard let targetId = created["targetId"]?.stringValue else { throw BrowserError.browser("no targetId") }
+        let attached = try await b.cdp.call("Target.attachToTarget", ["targetId": .string(targetId), "flatten": true], timeout: t)
+        guard let cdpSession = attached["sessionId"]?.stringValue else { throw BrowserError.browser("no sessionId") }
+        var tab = Tab(session: session, webview: webview, targetId: targetId, cdpSession: cdpSession)
+        // Only network loads pass the request interception (a data: url does not).
+        tab.ownLoadPending = url.hasPrefix("http:") || url.hasPrefix("https:")
+        tab.ownLoadPost = post
+        tabs[key] = tab
+        tabsByCDPSession[cdpSession] = key
+        tabsByTarget[targetId] = key
+        do {
+            let s = cdpSession
+            async let page = b.cdp.call("Page.enable", session: s, timeout: t)
+            async let fetch = b.cdp.call("Fetch.enable", ["patterns": [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]], session: s, timeout: t)
+            async let ua = b.cdp.call("Emulation.setUserAgentOverride", ["userAgent": .string(b.userAgent)], session: s, timeout: t)
+            async let metrics = b.cdp.call("Emulation.setDeviceMetricsOverride", [
+                "width": .int(Int64(options.viewportWidth)), "height": .int(Int64(options.viewportHeight)),
+                "deviceScaleFactor": 1, "mobile": true,
+            ], session: s, timeout: t)
+            async let touch = b.cdp.call("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5], session: s, timeout: t)
+            async let sw = b.cdp.call("Network.setBypassServiceWorker", ["bypass": true], session: s, timeout: t)
+            async let lifecycle = b.cdp.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: s, timeout: t)
+            _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle)
+            if let script {
+                _ = try await b.cdp.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(script), "runImmediately": true], session: s, timeout: t)
+            }
+            let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
+            if let error = nav["errorText"]?.stringValue, !error.isEmpty {
+                throw BrowserError.browser("\(url): \(error)")
+            }
+        } catch {
+            await closeTab(session: session, webview: webview)
+            throw error
+        }
+    }
+
+    /// Closes the tab of `webview` (nothing when it has none).
+    public func closeTab(session: String, webview: String) async {
+        let key = Self.key(session, webview)
+        guard let tab = tabs[key] else { return }
+        forget(key, tab)
+        _ = try? await browser?.cdp.call("Target.closeTarget", ["targetId": .string(tab.targetId)], timeout: options.callTimeoutSeconds)
+    }
+
+    /// A call to a tab, tried again for a while when it lands between two documents (a new
+    /// document in another renderer answers "Not attached to an active page" until it commits).
+    private func tabCall(_ cdp: CDPConnection, _ method: String, _ params: JSONObject = [:], session: String) async throws -> JSONValue {
+        var attempt = 0
+        while true {
+            do {
+                return try await cdp.call(method, params, session: session, timeout: options.callTimeoutSeconds)
+            } catch BrowserError.browser(let message) where message.contains("Not attached to an active page") && attempt < 100 {
+                attempt += 1
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+        }
+    }
+
+    private func tab(_ session: String, _ webview: String) throws -> (Tab, CDPConnection) {
+        guard let b = browser else { throw BrowserError.disconnected }
+        guard let tab = tabs[Self.key(session, webview)] else { throw BrowserError.unknownTarget("\(session) \(webview)") }
+        return (tab, b.cdp)
+    }
+
+    // MARK: acting on a tab
+
+    /// The tab as it looks now, as a JPEG.
+    public func screenshot(session: String, webview: String) async throws -> [UInt8] {
+        let (tab, cdp) = try tab(session, webview)
+        // A tab in the background draws no frames.
+        _ = try await tabCall(cdp, "Page.bringToFront", session: tab.cdpSession)
+        let shot = try await tabCall(cdp, "Page.captureScreenshot", ["format": "jpeg", "quality": .int(Int64(options.jpegQuality))], session: tab.cdpSession)
+        guard let base64 = shot["data"]?.stringValue, let data = Data(base64Encoded: base64) else {
+            throw BrowserError.browser("the screenshot had no image")
+        }
+        return [UInt8](data)
+    }
+
+    /// Evaluates `expression` in the page; a promise is awaited. Returns its value as JSON
+    /// (`null` for `undefined` and values JSON cannot hold). A thrown exception is a
+    /// `BrowserError.browser` with its message.
+    public func evaluate(session: String, webview: String, expression: String) async throws -> JSONValue {
+        let (tab, cdp) = try tab(session, webview)
+        let reply = try await tabCall(cdp, "Runtime.evaluate", [
+            "expression": .string(expression), "returnByValue": true, "awaitPromise": true, "userGesture": true,
+        ], session: tab.cdpSession)
+        if let details = reply["exceptionDetails"] {
+            let message = details["exception"]?["description"]?.stringValue ?? details["text"]?.stringValue ?? "the expression threw"
+            throw BrowserError.browser(message)
+        }
+        return reply["result"]?["value"] ?? .null
+    }
+
+    /// A real click (mouse press and release, trusted by the page) in the middle of the first
+    /// element matching `selector`, scrolled into view first.
+    public func click(session: String, webview: String, selector: String) async throws {
+        let (tab, cdp) = try tab(session, webview)
+        let point = try await evaluate(session: session, webview: webview, expression: """
+            (() => { const el = document.querySelector(\(JSONValue.string(selector).jsonString));
+              if (!el) throw new Error("no element matches " + \(JSONValue.string(selector).jsonString));
+              el.scrollIntoView({block: "center", inline: "center"});
+              const r = el.getBoundingClientRect();
+              return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()
+            """)
+        guard let x = point["x"]?.doubleValue, let y = point["y"]?.doubleValue else { throw BrowserError.browser("no position for \(selector)") }
+        for type in ["mousePressed", "mouseReleased"] {
+            _ = try await cdp.call("Input.dispatchMouseEvent", [
+                "type": .string(type), "x": .double(x), "y": .double(y), "button": "left", "clickCount": 1,
+            ], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        }
+    }
+
+    /// Focuses the first element matching `selector` and types `text` into it, as a keyboard would.
+    public func type(session: String, webview: String, selector: String, text: String) async throws {
+        let (tab, cdp) = try tab(session, webview)
+        _ = try await evaluate(session: session, webview: webview, expression: """
+            (() => { const el = document.querySelector(\(JSONValue.string(selector).jsonString));
+              if (!el) throw new Error("no element matches " + \(JSONValue.string(selector).jsonString));
+              el.focus(); return true; })()
+            """)
+        _ = try await cdp.call("Input.insertText", ["text": .string(text)], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+    }
+
+    // MARK: events
+
+    private func handle(_ event: CDPEvent, generation gen: Int) async {
+        guard let b = browser, b.generation == gen else { return }
+        if let s = event.sessionId {
+            guard let key = tabsByCDPSession[s], let tab = tabs[key] else {
+                if event.method == "Fetch.requestPaused", let id = event.params["requestId"]?.stringValue {
+                    _ = try? await b.cdp.call("Fetch.continueRequest", ["requestId": .string(id)], session: s, timeout: options.callTimeoutSeconds)
+                }
+                return
+            }
+            await handleTabEvent(event, key: key, tab: tab, cdp: b.cdp)
+            return
+        }
+        switch event.method {
+        case "Target.targetCreated", "Target.targetInfoChanged":
+            guard let info = event.params["targetInfo"], let targetId = info["targetId"]?.stringValue,
+                  info["type"]?.stringValue == "page", tabsByTarget[targetId] == nil else { return }
+            if event.method == "Target.targetCreated" {
+                guard let opener = info["openerId"]?.stringValue, let openerKey = tabsByTarget[opener] else { return }
+                popups[targetId] = openerKey
+            }
+            guard let openerKey = popups[targetId], let url = info["url"]?.stringValue,
+                  !url.isEmpty, url != "about:blank" else { return }
+            popups[targetId] = nil
+            _ = try? await b.cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: options.callTimeoutSeconds)
+            if let opener = tabs[openerKey] {
+                emit(.navigationRequested(session: opener.session, webview: opener.webview, request: NavigationRequest(url: url, kind: .windowOpen)))
+            }
+        case "Target.targetDestroyed":
+            if let targetId = event.params["targetId"]?.stringValue { popups[targetId] = nil }
+        case "Target.targetCrashed":
+            guard let targetId = event.params["targetId"]?.stringValue, let key = tabsByTarget[targetId], let tab = tabs[key] else { return }
+            emit(.tabCrashed(session: tab.session, webview: tab.webview))
+        default:
+            break
+        }
+    }
+
+    private func handleTabEvent(_ event: CDPEvent, key: String, tab: Tab, cdp: CDPConnection) async {
+        let t = options.callTimeoutSeconds
+        switch event.method {
+        case "Page.frameStartedNavigating":
+            if event.params["frameId"]?.stringValue == tab.targetId {
+                tabs[key]?.lastNavigationType = event.params["navigationType"]?.stringValue
+            }
+        case "Page.frameRequestedNavigation":
+            guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue,
+                  let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased(),
+                  !["http", "https", "about", "data", "blob", "javascript", "file"].contains(scheme) else { return }
+            emit(.navigationRequested(session: tab.session, webview: tab.webview, request: NavigationRequest(url: url, kind: .customScheme)))
+        case "Fetch.requestPaused":
+            guard let requestId = event.params["requestId"]?.stringValue else { return }
+            let request = event.params["request"]
+            let url = request?["url"]?.stringValue ?? ""
+            let method = request?["method"]?.stringValue ?? "GET"
+            // Frames inside the page load as they like.
+            if event.params["frameId"]?.stringValue != tab.targetId {
+                _ = try? await cdp.call("Fetch.continueRequest", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t)
+                return
+            }
+            if tab.ownLoadPending || tab.lastNavigationType == "reload" {
+                tabs[key]?.ownLoadPending = false
+                var params: JSONObject = ["requestId": .string(requestId)]
+                if let post = tab.ownLoadPost, tab.ownLoadPending {
+                    tabs[key]?.ownLoadPost = nil
+                    params["method"] = .string(post.method)
+                    if let body = post.postData { params["postData"] = .string(Data(body).base64EncodedString()) }
+                    var headers = request?["headers"]?.objectValue ?? JSONObject()
+                    for (name, value) in post.headers { headers[name] = .string(value) }
+                    params["headers"] = .array(headers.map { .object(["name": .string($0.key), "value": $0.value]) })
+                }
+                _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
+                return
+            }
+            var postData: [UInt8]?
+            if method != "GET", request?["hasPostData"]?.boolValue == true {
+                if let inline = request?["postData"]?.stringValue {
+                    postData = Array(inline.utf8)
+                } else if let body = try? await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t),
+                          let text = body["postData"]?.stringValue {
+                    postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                }
+            }
+            var headers: [String: String] = [:]
+            for (name, value) in request?["headers"]?.objectValue ?? JSONObject() {
+                if let v = value.stringValue { headers[name] = v }
+            }
+            _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: tab.cdpSession, timeout: t)
+            if tab.lastNavigationType == "historyDifferentDocument" {
+                emit(.historyBack(session: tab.session, webview: tab.webview))
+            } else {
+                emit(.navigationRequested(session: tab.session, webview: tab.webview,
+                                          request: NavigationRequest(url: url, method: method, postData: postData, headers: headers)))
+            }
+        case "Inspector.targetCrashed":
+            emit(.tabCrashed(session: tab.session, webview: tab.webview))
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/// How the browser host starts Chromium and dresses its tabs. Defaults are documented in
+/// docs/BROWSER.md.
+public struct BrowserOptions: Sendable {
+    /// The Chromium executable: a name looked up on PATH, or a path (`--chromium`).
+    public var chromium: String = "chromium"
+    /// Appended to Chromium's own user agent (`--user-agent-suffix`).
+    public var userAgentSuffix: String = "Astro App/1.0"
+    /// The phone screen every tab emulates (`--viewport WxH`), in CSS pixels.
+    public var viewportWidth: Int = 390
+    public var viewportHeight: Int = 844
+    /// Seconds a DevTools call may take before it fails with `browser-error`.
+    public var callTimeoutSeconds: Double = 15
+    /// Seconds Chromium gets to start and answer its first call.
+    public var startTimeoutSeconds: Double = 20
+    /// JPEG quality of snapshots and screenshots (0–100).
+    public var jpegQuality: Int = 60
+    /// Extra command-line arguments for Chromium.
+    public var extraArguments: [String] = []
+
+    public init() {}
+
+    /// Parses `WxH` (each side 100...4000 CSS pixels).
+    public static func parseViewport(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+              (100...4000).contains(w), (100...4000).contains(h) else { return nil }
+        return (w, h)
+    }
+}
+
+/// A request for a document that a tab was stopped from loading.
+public struct NavigationRequest: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        /// A link, a form, a `location` assignment, a meta refresh: a document request of the main frame.
+        case document
+        /// `window.open` (the popup was closed before it loaded anything).
+        case windowOpen
+        /// A url of a scheme the browser cannot load itself (`tt://…`, `os://…`).
+        case customScheme
+    }
+    public var url: String
+    public var method: String
+    /// The body of a POST, as sent.
+    public var postData: [UInt8]?
+    /// The request's headers (a POST's `Content-Type` in particular).
+    public var headers: [String: String]
+    public var kind: Kind
+
+    public init(url: String, method: String = "GET", postData: [UInt8]? = nil, headers: [String: String] = [:], kind: Kind = .document) {
+        self.url = url
+        self.method = method
+        self.postData = postData
+        self.headers = headers
+        self.kind = kind
+    }
+}
+
+/// What the browser tells its owner; delivered in order, off the WebSocket service thread.
+public enum BrowserEvent: Sendable, Equatable {
+    /// A tab was stopped from going to another document: the owner decides where it goes.
+    case navigationRequested(session: String, webview: String, request: NavigationRequest)
+    /// The page went back in its own history to another document: a back of the host.
+    case historyBack(session: String, webview: String)
+    /// A tab's renderer died.
+    case tabCrashed(session: String, webview: String)
+    /// Chromium itself went away; every tab of these sessions is gone.
+    case browserCrashed(sessions: [String])
+}

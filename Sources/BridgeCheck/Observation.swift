@@ -1,0 +1,57 @@
+/// What the checker saw while it drove a browser session, in order. The runner builds this log
+/// from the controller's events and replies and from what the page client reported (the page's
+/// own clock for page-side times: a rule compares page times with page times only, and
+/// controller times with controller times).
+public struct Observation: Equatable, Sendable {
+    /// Milliseconds since the check started (controller clock), or on the page's clock for the
+    /// page-side kinds marked so below.
+    public var t: Double
+    /// The web view it concerns ("" when none).
+    public var webview: String
+    public var kind: Kind
+    /// The index of the step running when it was seen (-1: before the first step).
+    public var step: Int
+
+    public init(t: Double, webview: String = "", step: Int = -1, _ kind: Kind) {
+        self.t = t
+        self.webview = webview
+        self.kind = kind
+        self.step = step
+    }
+
+    public enum Kind: Equatable, Sendable {
+        // Page side (page clock).
+        /// The page sent `pwa-navigate` (`url` as sent).
+        case navigateSent(url: String)
+        /// The reply to that `pwa-navigate` reached the page.
+        case navigateReplied(placeholder: String)
+        /// The page's DOM changed (`count` mutation records at that moment).
+        case domChanged(count: Int)
+        /// The page changed its history: `push` (pushState, or a same-document URL change that
+        /// adds an entry), `replace` (replaceState), `pop` (popstate, history traversal).
+        case history(how: HistoryChange, url: String)
+        case consoleError(message: String)
+        case exception(message: String)
+        // Controller side (controller clock).
+        /// The stack after a change, in the seed's notation, and what caused it.
+        case stack(rendering: String, cause: String)
+        case foregroundShown(kind: String)
+        case foregroundRemoved(reason: String, latencyMs: Int)
+        /// Every `pwa-rendered` the page sent.
+        case rendered(late: Bool, removed: Bool)
+        /// A back of the host: its action and, for a swap, the placeholder discarded and its url.
+        case back(action: String, placeholder: String?, url: String?)
+        /// A new web view opened for a classic navigation.
+        case webviewOpened(url: String)
+        /// The routing configuration sent a link outside the app (`external.open`).
+        case externalOpen(url: String)
+        /// The page's location at a moment the checker asked (after a render settled).
+        case location(url: String, title: String)
+        /// A step began (`description` as the step reads).
+        case step(description: String)
+    }
+}
+
+public enum HistoryChange: String, Sendable {
+    case push, replace, pop
+}

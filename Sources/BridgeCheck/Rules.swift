@@ -1,0 +1,265 @@
+import Foundation
+
+/// The rules a PWA must keep to be app-aware, and their evaluation over an observation log.
+/// Pure: the same log always gives the same findings.
+public struct Rule: Equatable, Sendable {
+    public let id: String
+    public let summary: String
+
+    public static let domBeforeReply = Rule(id: "dom-before-reply", summary: "The DOM changed before the reply to pwa-navigate reached the page.")
+    public static let pushWithoutNavigate = Rule(id: "push-without-navigate", summary: "A new state was pushed (pushState, a URL change) without pwa-navigate.")
+    public static let navigateOnPopOrReplace = Rule(id: "navigate-on-pop-or-replace", summary: "pwa-navigate was sent for a POP (going back) or a REPLACE.")
+    public static let renderTimeout = Rule(id: "render-timeout", summary: "No pwa-rendered before the fallback timer after pwa-navigate (the app relies on the fallback, or reports late).")
+    public static let noRenderAfterBack = Rule(id: "no-render-after-back", summary: "No pwa-rendered after a back before the fallback timer.")
+    public static let backWrongState = Rule(id: "back-wrong-state", summary: "After a back-swap the page shows a state other than the placeholder's URL.")
+    public static let externalLinkTrap = Rule(id: "external-link-trap", summary: "A link left the app for another origin inside the web view, with no way back.")
+    public static let pageError = Rule(id: "page-error", summary: "An uncaught exception or a console error during a navigation.")
+    public static let renderBudget = Rule(id: "render-budget", summary: "A render slower than --budget-ms.")
+
+    public static let all: [Rule] = [domBeforeReply, pushWithoutNavigate, navigateOnPopOrReplace, renderTimeout,
+                                     noRenderAfterBack, backWrongState, externalLinkTrap, pageError, renderBudget]
+}
+
+/// One broken rule, with its evidence.
+public struct Finding: Equatable, Sendable {
+    public var rule: String
+    /// The step during which it happened (-1: before the first step).
+    public var step: Int
+    public var webview: String
+    public var t: Double
+    public var message: String
+    /// The observations behind it, in words, with their times.
+    public var evidence: [String]
+
+    public init(rule: Rule, step: Int, webview: String, t: Double, message: String, evidence: [String]) {
+        self.rule = rule.id
+        self.step = step
+        self.webview = webview
+        self.t = t
+        self.message = message
+        self.evidence = evidence
+    }
+}
+
+public struct RuleOptions: Equatable, Sendable {
+    /// `--budget-ms`: nil, no budget.
+    public var budgetMs: Int?
+    /// The app's origin (`http://host:port`); navigations to other http(s) origins inside a web
+    /// view are traps.
+    public var appOrigin: String
+
+    public init(appOrigin: String, budgetMs: Int? = nil) {
+        self.appOrigin = appOrigin
+        self.budgetMs = budgetMs
+    }
+}
+
+public enum Rules {
+    public static func evaluate(_ log: [Observation], options: RuleOptions) -> [Finding] {
+        var out: [Finding] = []
+        out += historyRules(log)
+        out += foregroundRules(log, options: options)
+        out += backState(log)
+        out += externalLinks(log, options: options)
+        out += pageErrors(log)
+        return out.sorted { ($0.step, $0.t) < ($1.step, $1.t) }
+    }
+
+    static func ms(_ t: Double) -> String {
+        let r = (t * 10).rounded() / 10
+        return "\(r) ms"
+    }
+
+    /// dom-before-reply, push-without-navigate, navigate-on-pop-or-replace: page-side events of
+    /// each web view, on the page's clock.
+    static func historyRules(_ log: [Observation]) -> [Finding] {
+        var out: [Finding] = []
+        let webviews = orderedUnique(log.map(\.webview).filter { !$0.isEmpty })
+        for w in webviews {
+            let page = log.filter { o in
+                guard o.webview == w else { return false }
+                switch o.kind {
+                case .navigateSent, .navigateReplied, .domChanged, .history: return true
+                default: return false
+                }
+            }
+            var announced = Set<Int>()  // indices (in `page`) of pushes announced by a pwa-navigate
+            for (i, o) in page.enumerated() {
+                guard case .navigateSent(let url) = o.kind else { continue }
+                // The reply, and DOM changes before it.
+                var replyAt: Double?
+                for later in page[(i + 1)...] {
+                    if case .navigateReplied = later.kind { replyAt = later.t; break }
+                    if case .navigateSent = later.kind { break }
+                }
+                let end = replyAt ?? .infinity
+                let early = page[(i + 1)...].filter { m in
+                    if case .domChanged = m.kind { return m.t > o.t && m.t < end }
+                    return false
+                }
+                if let first = early.first {
+                    var ev = ["\(ms(o.t)) page sent pwa-navigate {url: \(url)}"]
+                    ev.append("\(ms(first.t)) the DOM changed (\(early.count) time\(early.count == 1 ? "" : "s") before the reply)")
+                    ev.append(replyAt.map { "\(ms($0)) the reply reached the page" } ?? "no reply reached the page")
+                    out.append(Finding(rule: .domBeforeReply, step: o.step, webview: w, t: first.t,
+                                       message: "\(w) changed its DOM \(ms(first.t - o.t)) after sending pwa-navigate, before the reply" + (replyAt.map { " (it came \(ms($0 - o.t)) after)" } ?? ""),
+                                       evidence: ev))
+                }
+                // The history change this announcement was for.
+                var next: (Int, Observation)?
+                for (j, later) in page.enumerated().dropFirst(i + 1) {
+                    if case .navigateSent = later.kind { break }
+                    if case .history = later.kind { next = (j, later); break }
+                }
+                var previousPop: Observation?
+                for earlier in page[..<i].reversed() {
+                    if case .navigateSent = earlier.kind { break }
+                    if case .history(let how, _) = earlier.kind {
+                        if how == .pop { previousPop = earlier }
+                        break
+                    }
+                }
+                if let (j, h) = next, case .history(let how, let hurl) = h.kind {
+                    switch how {
+                    case .push:
+                        announced.insert(j)
+                        continue
+                    case .replace:
+                        out.append(Finding(rule: .navigateOnPopOrReplace, step: o.step, webview: w, t: o.t,
+                                           message: "\(w) sent pwa-navigate for a REPLACE (replaceState to \(hurl)): a replaced state needs no placeholder",
+                                           evidence: ["\(ms(o.t)) page sent pwa-navigate {url: \(url)}", "\(ms(h.t)) history.replaceState(\(hurl))"]))
+                        continue
+                    case .pop:
+                        break
+                    }
+                }
+                if let pop = previousPop, case .history(_, let purl) = pop.kind {
+                    out.append(Finding(rule: .navigateOnPopOrReplace, step: o.step, webview: w, t: o.t,
+                                       message: "\(w) sent pwa-navigate for a POP (going back to \(purl)): going back must not stack a placeholder",
+                                       evidence: ["\(ms(pop.t)) popstate to \(purl)", "\(ms(o.t)) page sent pwa-navigate {url: \(url)}"]))
+                }
+            }
+            for (j, o) in page.enumerated() {
+                guard case .history(.push, let url) = o.kind, !announced.contains(j) else { continue }
+                out.append(Finding(rule: .pushWithoutNavigate, step: o.step, webview: w, t: o.t,
+                                   message: "\(w) pushed a new state (\(url)) without sending pwa-navigate first",
+                                   evidence: ["\(ms(o.t)) history push to \(url); no pwa-navigate announced it"]))
+            }
+        }
+        return out
+    }
+
+    /// render-timeout, no-render-after-back, render-budget: foregrounds as the controller saw them.
+    static func foregroundRules(_ log: [Observation], options: RuleOptions) -> [Finding] {
+        var out: [Finding] = []
+        var shown: [String: Observation] = [:]
+        for (i, o) in log.enumerated() {
+            switch o.kind {
+            case .foregroundShown:
+                shown[o.webview] = o
+            case .foregroundRemoved(let reason, let latency):
+                let s = shown.removeValue(forKey: o.webview)
+                var kind = "blank"
+                if case .foregroundShown(let k)? = s?.kind { kind = k }
+                let step = s?.step ?? o.step
+                if reason == "timeout" {
+                    var ev = ["\(ms(s?.t ?? o.t - Double(latency))) foreground (\(kind)) shown over \(o.webview)",
+                              "\(ms(o.t)) the fallback timer removed it after \(latency) ms"]
+                    if let late = log[(i + 1)...].first(where: { $0.webview == o.webview && { if case .rendered(true, _) = $0.kind { return true } else { return false } }($0) }) {
+                        ev.append("\(ms(late.t)) pwa-rendered arrived late")
+                    } else {
+                        ev.append("no pwa-rendered before the timer")
+                    }
+                    let rule: Rule = kind == "placeholder" ? .noRenderAfterBack : .renderTimeout
+                    let what = kind == "placeholder" ? "after a back" : "after pwa-navigate"
+                    out.append(Finding(rule: rule, step: step, webview: o.webview, t: o.t,
+                                       message: "\(o.webview) sent no pwa-rendered \(what) within the fallback timer (\(latency) ms)",
+                                       evidence: ev))
+                } else if reason == "rendered", let budget = options.budgetMs, latency > budget {
+                    out.append(Finding(rule: .renderBudget, step: step, webview: o.webview, t: o.t,
+                                       message: "\(o.webview) rendered in \(latency) ms, over the budget of \(budget) ms",
+                                       evidence: ["\(ms(s?.t ?? o.t - Double(latency))) foreground (\(kind)) shown", "\(ms(o.t)) pwa-rendered after \(latency) ms"]))
+                }
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    /// back-wrong-state: after a swap, the page's location once it settled must be the
+    /// placeholder's url.
+    static func backState(_ log: [Observation]) -> [Finding] {
+        var out: [Finding] = []
+        for (i, o) in log.enumerated() {
+            guard case .back("swap", let p?, let expected?) = o.kind else { continue }
+            for later in log[(i + 1)...] {
+                if case .back = later.kind { break }
+                guard later.webview == o.webview, case .location(let url, _) = later.kind else { continue }
+                if normalize(url) != normalize(expected) {
+                    out.append(Finding(rule: .backWrongState, step: o.step, webview: o.webview, t: later.t,
+                                       message: "after the back-swap of \(p), \(o.webview) shows \(url) instead of \(expected)",
+                                       evidence: ["\(ms(o.t)) back: swap, \(p) discarded, its url \(expected)", "\(ms(later.t)) the page's location: \(url)"]))
+                }
+                break
+            }
+        }
+        return out
+    }
+
+    /// external-link-trap: a web view opened on another http(s) origin (the routing
+    /// configuration would have sent it outside with external.open instead).
+    static func externalLinks(_ log: [Observation], options: RuleOptions) -> [Finding] {
+        var out: [Finding] = []
+        let app = origin(options.appOrigin)
+        for o in log {
+            let url: String
+            switch o.kind {
+            case .webviewOpened(let u): url = u
+            case .location(let u, _): url = u
+            default: continue
+            }
+            guard let other = origin(url), other.hasPrefix("http"), other != app else { continue }
+            out.append(Finding(rule: .externalLinkTrap, step: o.step, webview: o.webview, t: o.t,
+                               message: "\(o.webview) left the app for \(other) inside the web view (\(url)); open external links outside the app (routing: external_links: open)",
+                               evidence: ["\(ms(o.t)) \(url) loaded inside the app, app origin \(app ?? options.appOrigin)"]))
+        }
+        // One finding per web view and url.
+        var seen = Set<String>()
+        return out.filter { seen.insert($0.webview + " " + $0.message).inserted }
+    }
+
+    static func pageErrors(_ log: [Observation]) -> [Finding] {
+        log.compactMap { o in
+            switch o.kind {
+            case .consoleError(let m):
+                return Finding(rule: .pageError, step: o.step, webview: o.webview, t: o.t, message: "console error in \(o.webview): \(m)", evidence: ["\(ms(o.t)) console.error: \(m)"])
+            case .exception(let m):
+                return Finding(rule: .pageError, step: o.step, webview: o.webview, t: o.t, message: "uncaught exception in \(o.webview): \(m)", evidence: ["\(ms(o.t)) uncaught: \(m)"])
+            default:
+                return nil
+            }
+        }
+    }
+
+    /// `scheme://host[:port]` of a url, lowercased; nil when it has none.
+    public static func origin(_ url: String) -> String? {
+        guard let r = url.range(of: "://") else { return nil }
+        let scheme = url[..<r.lowerBound].lowercased()
+        let rest = url[r.upperBound...]
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return scheme + "://" + host.lowercased()
+    }
+
+    /// A url without the claim parameters and a trailing `?`.
+    static func normalize(_ url: String) -> String {
+        var u = url
+        if u.hasSuffix("?") { u.removeLast() }
+        return u
+    }
+
+    static func orderedUnique(_ xs: [String]) -> [String] {
+        var seen = Set<String>()
+        return xs.filter { seen.insert($0).inserted }
+    }
+}

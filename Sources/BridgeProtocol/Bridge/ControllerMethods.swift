@@ -1,0 +1,18 @@
+/// Controller requests (contract section 6): dispatch by method to the file that handles it.
+extension Bridge {
+    mutating func controllerRequest(_ client: ClientID, id: Int64, method name: String, _ p: Params, now: Int64) throws(ProtocolError) {
+        guard let method = ControllerMethod(name) else {
+            if name == "hello" { throw ProtocolError(.conflict, "this connection already said hello") }
+            if PageMethod(rawValue: name) != nil {
+                throw ProtocolError(.notAllowed, "\"\(name)\" is for pages; this connection is a controller")
+            }
+            throw ProtocolError(.unknownMethod, "no method \"\(name)\"")
+        }
+        switch method {
+        case .session(let m): try sessionRequest(m, client, id: id, p, now: now)
+        case .navigation(let m): try navigationRequest(m, client, id: id, p, now: now)
+        case .router(let m): try routerRequest(m, client, id: id, p, now: now)
+        case .ping: sendResult(client, id: id) { _ in }
+        }
+    }
+}

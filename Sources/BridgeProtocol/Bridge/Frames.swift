@@ -1,0 +1,157 @@
+/// Frames: replies, errors and events as bytes, and stacks and sessions as JSON.
+extension Bridge {
+    // MARK: Frames
+
+    // Replies, errors and page events are written into the reused `frameWriter` from fixed
+    // fragments (the same bytes key-by-key writing gives) and leave as exact-size arrays.
+
+    mutating func sendResult(_ client: ClientID, id: Int64, _ body: (inout JSONWriter) -> Void) {
+        var w = takeFrameWriter()
+        w.appendRaw(#"{"id":"#)
+        w.appendDigits(Int(id))
+        w.appendRaw(#","result":{"#)
+        w.afterRawOpen()
+        body(&w)
+        w.appendRaw("}}")
+        send(client, &w)
+    }
+
+    mutating func sendError(_ client: ClientID, id: Int64?, _ error: ProtocolError) {
+        var w = takeFrameWriter()
+        w.appendRaw(#"{"id":"#)
+        if let id { w.appendDigits(Int(id)) } else { w.appendRaw("null") }
+        w.appendRaw(#","error":{"code":"#)
+        w.appendStringValue(error.code.rawValue)
+        w.appendRaw(#","message":"#)
+        w.appendStringValue(error.message)
+        w.appendRaw("}}")
+        send(client, &w)
+    }
+
+    mutating func sendEvent(_ client: ClientID, _ name: String, _ body: (inout JSONWriter) -> Void) {
+        var w = takeFrameWriter()
+        w.appendRaw(#"{"event":"#)
+        w.appendStringValue(name)
+        w.appendRaw(#","params":{"#)
+        w.afterRawOpen()
+        body(&w)
+        w.appendRaw("}}")
+        send(client, &w)
+    }
+
+    /// The scratch writer, empty; give it back with `send`.
+    mutating func takeFrameWriter() -> JSONWriter {
+        var w = JSONWriter(capacity: 0)
+        swap(&w, &frameWriter)
+        w.reset()
+        return w
+    }
+
+    /// Queues the frame in `w` for `client` and keeps `w`'s storage for the next frame.
+    mutating func send(_ client: ClientID, _ w: inout JSONWriter) {
+        let n = w.bytes.count
+        let frame = w.bytes.withUnsafeBufferPointer { src in
+            [UInt8](unsafeUninitializedCapacity: n) { dst, count in
+                _ = dst.initialize(fromContentsOf: src)
+                count = n
+            }
+        }
+        effects.append(.send(client, frame))
+        swap(&w, &frameWriter)
+    }
+
+    // MARK: Stacks and sessions as JSON
+
+    /// The session's stack as JSON, cached until the engine changes.
+    mutating func stackJSON(_ sid: String) -> [UInt8] {
+        guard let s = sessions[sid] else { return Array("[]".utf8) }
+        let version = s.engine.version
+        if s.stackCacheVersion == version { return s.stackCache }
+        var w = JSONWriter(capacity: 64 + 128 * s.engine.stack.count)
+        Self.writeStack(s.engine.stack, into: &w)
+        s.stackCache = w.bytes
+        s.stackCacheVersion = version
+        return w.bytes
+    }
+
+    public static func writeStack(_ stack: [StackItem], into w: inout JSONWriter) {
+        // Every reply to pwa-navigate and back carries the stack: written from fixed fragments
+        // (same bytes as key-by-key writing; see FastJSON.swift).
+        w.beginArray()
+        var first = true
+        for item in stack {
+            if !first { w.bytes.append(0x2C) }
+            first = false
+            switch item {
+            case .webview(let v):
+                w.appendRaw(#"{"id":"#)
+                w.appendQuotedID(v.id)
+                switch v.mode {
+                case .pwa: w.appendRaw(#","kind":"webview","mode":"pwa","url":"#)
+                case .classic: w.appendRaw(#","kind":"webview","mode":"classic","url":"#)
+                }
+                w.appendStringValue(v.url)
+                w.appendRaw(#","title":"#)
+                if let t = v.title { w.appendStringValue(t) } else { w.appendRaw("null") }
+                w.appendRaw(v.connected ? #","connected":true}"# : #","connected":false}"#)
+            case .placeholder(let p):
+                w.appendRaw(#"{"id":"#)
+                w.appendQuotedID(p.id)
+                w.appendRaw(#","kind":"placeholder","of":"#)
+                w.appendQuotedID(p.of)
+                w.appendRaw(#","url":"#)
+                w.appendStringValue(p.url)
+                if let t = p.title {
+                    w.appendRaw(#","title":"#)
+                    w.appendStringValue(t)
+                }
+                w.appendRaw("}")
+            case .native(let n):
+                w.appendRaw(#"{"id":"#)
+                w.appendQuotedID(n.id)
+                w.appendRaw(#","kind":"native","url":"#)
+                w.appendStringValue(n.url)
+                w.appendRaw("}")
+            }
+        }
+        w.endArray()
+    }
+
+    func writeForeground(_ sid: String, into w: inout JSONWriter, now: Int64) {
+        guard let fg = sessions[sid]?.engine.foreground else {
+            w.null()
+            return
+        }
+        w.beginObject()
+        w.key("webview"); w.string(fg.webview.description)
+        w.key("kind"); w.string(fg.kind.rawValue)
+        w.key("sinceMs"); w.int(Int64(SessionEngine.milliseconds(now - fg.shownAt)))
+        w.key("timeoutMs"); w.int(Int64(fg.timeoutMs))
+        w.endObject()
+    }
+
+    func writeSessionArray(into w: inout JSONWriter, now: Int64) {
+        w.beginArray()
+        for s in sessions.values.sorted(by: { $0.serial < $1.serial }) {
+            w.beginObject()
+            w.key("session"); w.string(s.id)
+            w.key("stack"); Self.writeStack(s.engine.stack, into: &w)
+            w.key("foreground"); writeForeground(s.id, into: &w, now: now)
+            w.endObject()
+        }
+        w.endArray()
+    }
+
+    func writeSessionList(into w: inout JSONWriter, now: Int64) {
+        w.beginObject()
+        w.key("sessions")
+        writeSessionArray(into: &w, now: now)
+        w.endObject()
+    }
+
+    static func writeIDs(_ ids: [ItemID], into w: inout JSONWriter) {
+        w.beginArray()
+        for id in ids { w.string(id.description) }
+        w.endArray()
+    }
+}

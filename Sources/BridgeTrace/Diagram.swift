@@ -1,0 +1,70 @@
+import BridgeProtocol
+
+/// Stacks drawn in the seed's notation: one box per item, bottom first, the web views marked
+/// `(*P)` (PWA) or `(*C)` (classic), `~` when no page is connected.
+///
+///     +----+ +--------+
+///     | P1 | | W1(*P) |
+///     +----+ +--------+
+public enum StackDiagram {
+    /// The three lines of boxes for a rendering such as `P1 W1(*P) W2(*C)`; an empty stack
+    /// draws `(empty)`.
+    public static func boxes(_ rendering: String) -> [String] {
+        let items = rendering.split(separator: " ").map(String.init)
+        guard !items.isEmpty else { return ["(empty)"] }
+        var top = "", mid = "", bottom = ""
+        for (n, item) in items.enumerated() {
+            let sep = n == 0 ? "" : " "
+            let bar = String(repeating: "-", count: item.count + 2)
+            top += sep + "+" + bar + "+"
+            mid += sep + "| " + item + " |"
+            bottom += sep + "+" + bar + "+"
+        }
+        return [top, mid, bottom]
+    }
+
+    /// What an input was, in a few words: the request's method or the event's name and the
+    /// connection, or the timer, the sweep, a connection opening or closing.
+    public static func describe(_ input: TraceInput) -> String {
+        switch input {
+        case .connect(let c, _): return "connection #\(c) opened"
+        case .disconnect(let c): return "connection #\(c) closed"
+        case .binary(let c): return "binary frame from #\(c)"
+        case .timer(let key): return "foreground timer \(key.token) of session \(key.session) fired"
+        case .sweep: return "idle sweep"
+        case .text(let c, let bytes):
+            guard let v = try? JSONParser.parse(bytes, maxDepth: 64) else { return "unparsable frame from #\(c)" }
+            if let m = v["method"]?.stringValue { return "\(m) from #\(c)" }
+            if let e = v["event"]?.stringValue { return "event \(e) from #\(c)" }
+            return "frame from #\(c)"
+        }
+    }
+
+    /// The stack after each transition of a trace, with the line, the time since the first
+    /// event and what caused it.
+    public static func render(_ trace: Trace) -> String {
+        var out: [String] = []
+        let t0 = trace.events.first?.event.time ?? 0
+        var cause = ""
+        for (line, event) in trace.events {
+            switch event {
+            case .input(let input, _, _):
+                cause = describe(input)
+            case .stack(let session, let stack, let t):
+                let ms = Double(t - t0) / 1000
+                let when = (ms * 10).rounded() / 10
+                out.append("line \(line)  +\(when) ms  \(session)  \(cause)")
+                if let stack {
+                    out.append("  " + stack)
+                    for b in boxes(stack) { out.append("  " + b) }
+                } else {
+                    out.append("  (session closed)")
+                }
+            default:
+                break
+            }
+        }
+        if out.isEmpty { return "no stack changes in this trace\n" }
+        return out.joined(separator: "\n") + "\n"
+    }
+}

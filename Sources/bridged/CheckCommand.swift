@@ -1,0 +1,213 @@
+import ArgumentParser
+import BridgeCheck
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `bridged check URL`: a verdict on a PWA's app-awareness. Starts its own daemon (a child
+/// `bridged serve --port 0`), opens a browser session on URL, runs the steps or explores, and
+/// evaluates the rules of docs/CHECK.md over what it saw.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Check that a PWA is app-aware in a real browser session: a verdict, a JUnit file, an HTML report, a trace.",
+        discussion: """
+            Exit status: 0 the app is app-aware (no rule broken, every step held), 1 a rule is \
+            broken or a step failed, 2 the check could not run (bad arguments, page unreachable, \
+            no Chromium). The rules and the steps format are in docs/CHECK.md.
+            """)
+
+    @Argument(help: ArgumentHelp("The app's start page (http or https).", valueName: "url"))
+    var url: String
+
+    @Option(help: ArgumentHelp("A YAML steps file; without it the checker explores the app's links.", valueName: "file"))
+    var steps: String?
+
+    @Option(help: ArgumentHelp("Write a JUnit XML file (a testcase per step and per rule).", valueName: "file"))
+    var junit: String?
+
+    @Option(help: ArgumentHelp("Write a self-contained HTML report.", valueName: "file.html"))
+    var report: String?
+
+    @Option(help: ArgumentHelp("Write the trace of the run (see bridged replay, bridged diagram).", valueName: "file"))
+    var trace: String?
+
+    @Option(name: .customLong("budget-ms"), help: "A render slower than this breaks the render-budget rule (default: no budget).")
+    var budgetMs: Int?
+
+    @Option(name: .customLong("max-states"), help: "Exploring: the most distinct states visited (1...1000).")
+    var maxStates: Int = 20
+
+    @Option(help: ArgumentHelp("The Chromium binary (default: chromium on PATH).", valueName: "path"))
+    var chromium: String?
+
+    @Option(name: .customLong("timeout-s"), help: "How long a page may take to load or settle before the check gives up (1...600).")
+    var timeoutS: Int = 30
+
+    static let maxStatesLimit = 1000
+
+    func fail(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("bridged check: \(message)\n".utf8))
+        return ExitCode(2)
+    }
+
+    func run() throws {
+        guard let origin = URL(string: url), let scheme = origin.scheme, ["http", "https"].contains(scheme), origin.host != nil else {
+            throw fail("\(url) is not an http(s) URL: give the app's start page, e.g. http://localhost:3000/")
+        }
+        if let b = budgetMs, b < 1 { throw fail("--budget-ms must be at least 1 (got \(b))") }
+        guard (1...Self.maxStatesLimit).contains(maxStates) else { throw fail("--max-states must be between 1 and \(Self.maxStatesLimit) (got \(maxStates))") }
+        guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
+        var parsedSteps: [Step]?
+        if let steps {
+            guard let data = FileManager.default.contents(atPath: steps), let text = String(data: data, encoding: .utf8) else {
+                throw fail("cannot read the steps file \(steps)")
+            }
+            do { parsedSteps = try Steps.parse(text) } catch { throw fail("\(steps): \(error.message)") }
+        }
+        for (flag, path) in [("--junit", junit), ("--report", report), ("--trace", trace)] {
+            guard let path else { continue }
+            let dir = (path as NSString).deletingLastPathComponent
+            var isDir: ObjCBool = false
+            if !dir.isEmpty, !(FileManager.default.fileExists(atPath: dir, isDirectory: &isDir) && isDir.boolValue) {
+                throw fail("\(flag) \(path): the directory \(dir) does not exist")
+            }
+        }
+        if let problem = HTTPProbeCLI.unreachable(url) { throw fail("page unreachable: \(problem)") }
+        let browser = chromium ?? "chromium"
+        if !Executable.exists(browser) {
+            throw fail("no Chromium: \(browser) was not found; install the Debian package chromium (apt-get install chromium) or pass --chromium PATH")
+        }
+
+        let recordDir = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        let daemon: DaemonChild
+        do {
+            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium)
+        } catch {
+            throw fail("cannot start the daemon: \(error)")
+        }
+        defer {
+            daemon.stop()
+            try? FileManager.default.removeItem(atPath: recordDir)
+        }
+        var options = CheckOptions(url: url, steps: parsedSteps, budgetMs: budgetMs, maxStates: maxStates, host: "127.0.0.1", port: daemon.port)
+        options.timeout = Double(timeoutS)
+        let result: CheckReport
+        do {
+            result = try CheckRunner(options).run()
+        } catch let e as CheckCannotRun {
+            throw fail(e.message + daemon.stderrTail())
+        } catch {
+            throw fail("the check stopped: \(error)" + daemon.stderrTail())
+        }
+        print(result.table, terminator: "")
+        do {
+            if let junit { try result.junit.write(toFile: junit, atomically: true, encoding: .utf8) }
+            if let report { try result.html.write(toFile: report, atomically: true, encoding: .utf8) }
+        } catch {
+            throw fail("cannot write a report: \(error.localizedDescription)")
+        }
+        daemon.stop()
+        if let trace {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: recordDir)) ?? []
+            if let f = files.first(where: { $0.hasSuffix(".jsonl") }) {
+                try? FileManager.default.removeItem(atPath: trace)
+                do { try FileManager.default.moveItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
+                    try? FileManager.default.copyItem(atPath: recordDir + "/" + f, toPath: trace)
+                }
+            }
+        }
+        if !result.passed { throw ExitCode(1) }
+    }
+}
+
+enum HTTPProbeCLI {
+    static func unreachable(_ url: String) -> String? { CheckPreflight.unreachable(url) }
+}
+
+enum Executable {
+    static func exists(_ name: String) -> Bool {
+        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) }
+        for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            if FileManager.default.isExecutableFile(atPath: "\(dir)/\(name)") { return true }
+        }
+        return false
+    }
+}
+
+/// The checker's own daemon: this binary's `serve --port 0`, stopped with SIGTERM.
+final class DaemonChild {
+    let process = Process()
+    var port = 0
+    let stderrPath: String
+
+    private init(stderrPath: String) { self.stderrPath = stderrPath }
+
+    static func start(record: String?, chromium: String?) throws -> DaemonChild {
+        let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let d = DaemonChild(stderrPath: errPath)
+        d.process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        var args = ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"]
+        if let record { args += ["--record", record] }
+        if let chromium { args += ["--chromium", chromium] }
+        d.process.arguments = args
+        let out = Pipe()
+        d.process.standardOutput = out
+        d.process.standardError = FileHandle(forWritingAtPath: errPath)
+        try d.process.run()
+        // The first line: `listening on http://127.0.0.1:PORT`.
+        var line = [UInt8]()
+        let fh = out.fileHandleForReading
+        while true {
+            let b = fh.readData(ofLength: 1)
+            if b.isEmpty { throw ClientErrorCLI("the daemon exited before listening" + d.stderrTail()) }
+            if b[0] == 10 { break }
+            line.append(b[0])
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            throw ClientErrorCLI("unexpected first line from the daemon: \(text)")
+        }
+        d.port = port
+        return d
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+    }
+
+    func stderrTail() -> String {
+        guard let s = try? String(contentsOfFile: stderrPath, encoding: .utf8), !s.isEmpty else { return "" }
+        return "\n(daemon log: " + s.split(separator: "\n").suffix(5).joined(separator: "\n") + ")"
+    }
+}
+
+struct ClientErrorCLI: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+extension BridgedCommand {
+    /// As ArgumentParser's, except that `bridged check` exits 2 (could not run) on bad
+    /// arguments, as its documented exit status says.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let args = CommandLine.arguments.dropFirst()
+            if args.first == "check", exitCode(for: error) != .success, !(error is ExitCode) {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(2)
+            }
+            exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import BridgeBrowser
+import BridgeProtocol
+import Foundation
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Collects the host's events and lets a test wait for the next one matching a condition.
+final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [BrowserEvent] = []
+
+    func append(_ event: BrowserEvent) { lock.withLock { events.append(event) } }
+
+    /// Waits (up to `timeout` seconds) for an event satisfying `match`, removing it.
+    func next(timeout: Double = 20, _ match: (BrowserEvent) -> Bool) async throws -> BrowserEvent {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let found: BrowserEvent? = lock.withLock {
+                guard let i = events.firstIndex(where: match) else { return nil }
+                return events.remove(at: i)
+            }
+            if let found { return found }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        struct Timeout: Error {}
+        XCTFail("no matching event in \(timeout) s; got \(all)")
+        throw Timeout()
+    }
+
+    var all: [BrowserEvent] { lock.withLock { events } }
+}
+
+/// Processes of a process group that are not zombies (read from /proc).
+func liveProcesses(inGroup group: Int32) -> [Int32] {
+    let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return entries.compactMap { name -> Int32? in
+        guard let pid = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // After "comm)": state ppid pgrp …
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 2, fields[0] != "Z", Int32(fields[2]) == group else { return nil }
+        return pid
+    }
+}
+
+func dataURL(_ html: String) -> String {
+    "data:text/html;base64," + Data(html.utf8).base64EncodedString()
+}
+
+/// Chromium must be installed for these tests (scripts/install-deps.sh --test installs it).
+final class BrowserHostTests: XCTestCase {
+    func makeHost(_ log: EventLog, configure: (inout BrowserOptions) -> Void = { _ in }) -> BrowserHost {
+        var options = BrowserOptions()
+        configure(&options)
+        return BrowserHost(options: options) { log.append($0) }
+    }
+
+    /// Polls an expression in the page until it is true.
+    func waitUntil(_ host: BrowserHost, _ s: String, _ w: String, _ expression: String, timeout: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if (try? await host.evaluate(session: s, webview: w, expression: expression)) == .bool(true) { return }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTFail("timed out waiting for \(expression)")
+    }
+
+    func navigation(_ log: EventLog, _ w: String) async throws -> NavigationRequest {
+        let event = try await log.next { if case .navigationRequested(_, w, _) = $0 { return true }; return false }
+        guard case .navigationRequested(_, _, let request) = event else { fatalError() }
+        return request
+    }
+
+    func testNoChromiumGivesAClearError() async throws {
+        let host = makeHost(EventLog()) { $0.chromium = "/nonexistent/chromium" }
+        do {
+            try await host.createSession("s1")
+            XCTFail("expected an error")
+        } catch let error as BrowserError {
+            XCTAssertEqual(error, .notInstalled("/nonexistent/chromium"))
+            XCTAssertTrue(error.description.contains("apt-get install chromium"), error.description)
+        }
+        let sessions = await host.sessionCount
+        XCTAssertEqual(sessions, 0)
+    }
+
+    func testATabIsDressedAsTheAppsWebView() async throws {
+        let log = EventLog()
+        let host = makeHost(log)
+        defer { Task { await host.shutdown() } }
+        try await host.createSession("s1")
+        let page = dataURL("<meta name='viewport' content='width=device-width'><script>document.title = 'seen:' + (window.__injected || 'no')</script><p>hi</p>")
+        try await host.openTab(session: "s1", webview: "W1", url: page, script: "window.__injected = 'yes';")
+        try await waitUntil(host, "s1", "W1", "document.readyState === 'complete'")
+        let title = try await host.evaluate(session: "s1", webview: "W1", expression: "document.title")
+        XCTAssertEqual(title, .string("seen:yes"), "the injected script runs before the page's own")
+        let ua = try await host.evaluate(session: "s1", webview: "W1", expression: "navigator.userAgent")
+        XCTAssertTrue(ua.stringValue?.hasSuffix(" Astro App/1.0") == true, "\(ua)")
+        XCTAssertFalse(ua.stringValue?.contains("Headless") == true, "\(ua)")
+        let size = try await host.evaluate(session: "s1", webview: "W1", expression: "[innerWidth, innerHeight, navigator.maxTouchPoints > 0]")
+        XCTAssertEqual(size, [390, 844, true])
+        let promised = try await host.evaluate(session: "s1", webview: "W1", expression: "new Promise(r => setTimeout(() => r({a: [1, 'x']}), 10))")
+        XCTAssertEqual(promised, ["a": [1, "x"]])
+        do {
+            _ = try await host.evaluate(session: "s1", webview: "W1", expression: "throw new Error('boom')")
+            XCTFail("expected an error")
+        } catch let error as BrowserError {
+            XCTAssertTrue(error.description.contains("boom"), error.description)
+        }
+        let shot = try await host.screenshot(session: "s1", webview: "W1")
+        XCTAssertEqual(Array(shot.prefix(2)), [0xFF, 0xD8], "a JPEG")
+        XCTAssertEqual(Array(shot.suffix(2)), [0xFF, 0xD9], "a whole JPEG")
+    }
+
+    func testNavigationsAreStoppedNatively() async throws {
+        let log = EventLog()
+        let host = makeHost(log)
+        defer { Task { await host.shutdown() } }
+        try await host.createSession("s1")
+        // Port 9 (discard) is never reached: every request stops before it leaves the browser.
+        let page = dataURL("""
+            <input id="q" value="">
+            <a id="link" href="http://127.0.0.1:9/link">link</a>
+            <a id="tt" href="tt://settings">settings</a>
+            <form id="f" method="post" action="http://127.0.0.1:9/submit"><input name="name" value="a b&c"><button id="go">go</button></form>
+            <a id="hash" href="#top">hash</a>
+            <script>window.alive = 'yes';</script>
+            """)
+        try await host.openTab(session: "s1", webview: "W1", url: page, script: nil)
+        try await waitUntil(host, "s1", "W1", "window.alive === 'yes'")
+
+        try await host.click(session: "s1", webview: "W1", selector: "#link")
+        var request = try await navigation(log, "W1")
+        XCTAssertEqual(request, NavigationRequest(url: "http://127.0.0.1:9/link", method: "GET", headers: request.headers, kind: .document))
+
+        try await host.click(session: "s1", webview: "W1", selector: "#go")
+        request = try await navigation(log, "W1")
+        XCTAssertEqual(request.method, "POST")
+        XCTAssertEqual(request.url, "http://127.0.0.1:9/submit")
+        XCTAssertEqual(request.postData.map { String(decoding: $0, as: UTF8.self) }, "name=a+b%26c")
+        XCTAssertEqual(request.headers["Content-Type"], "application/x-www-form-urlencoded")
+
+        _ = try await host.evaluate(session: "s1", webview: "W1", expression: "location.href = 'http://127.0.0.1:9/assigned'; 1")
+        request = try await navigation(log, "W1")
+        XCTAssertEqual(request.url, "http://127.0.0.1:9/assigned")
+
+        _ = try await host.evaluate(session: "s1", webview: "W1", expression: "window.open('http://127.0.0.1:9/popup'); 1")
+        request = try await navigation(log, "W1")
+        XCTAssertEqual(request, NavigationRequest(url: "http://127.0.0.1:9/popup", kind: .windowOpen))
+
+        try await host.click(session: "s1", webview: "W1", selector: "#tt")
+        request = try await navigation(log, "W1")
+        XCTAssertEqual(request, NavigationRequest(url: "tt://settings", kind: .customScheme))
+
+        // Same-document changes are the page's own business.
+        try await host.click(session: "s1", webview: "W1", selector: "#hash")
+        _ = try await host.evaluate(session: "s1", webview: "W1", expression: "history.pushState({}, '', '#pushed'); 1")
+        try await waitUntil(host, "s1", "W1", "location.hash === '#pushed'")
+        // The page was never left: its state is intact.
+        let alive = try await host.evaluate(session: "s1", webview: "W1", expression: "window.alive")
+        XCTAssertEqual(alive, "yes")
+        let tabs = await host.tabCount
+        XCTAssertEqual(tabs, 1, "the popup was closed")
+        XCTAssertFalse(log.all.contains { if case .navigationRequested = $0 { return true }; return false }, "\(log.all)")
+    }
+
+    func testTabsBelowKeepTheirStateAndClosingTheSessionClosesThem() async throws {
+        let log = EventLog()
+        let host = makeHost(log)
+        try await host.createSession("s1")
+        try await host.openTab(session: "s1", webview: "W1", url: dataURL("<input id='q'>"), script: nil)
+        try await waitUntil(host, "s1", "W1", "!!document.querySelector('#q')")
+        try await host.type(session: "s1", webview: "W1", selector: "#q", text: "typed here")
+        try await host.openTab(session: "s1", webview: "W2", url: dataURL("<p>second</p>"), script: nil)
+        _ = try await host.screenshot(session: "s1", webview: "W2")
+        await host.closeTab(session: "s1", webview: "W2")
+        let value = try await host.evaluate(session: "s1", webview: "W1", expression: "document.querySelector('#q').value")
+        XCTAssertEqual(value, "typed here")
+        var tabs = await host.tabCount
+        XCTAssertEqual(tabs, 1)
+        await host.closeSession("s1")
+        tabs = await host.tabCount
+        XCTAssertEqual(tabs, 0)
+        do {
+            _ = try await host.evaluate(session: "s1", webview: "W1", expression: "1")
+            XCTFail("expected an error")
+        } catch let error as BrowserError {
+            XCTAssertEqual(error, .unknownTarget("s1 W1"))
+        }
+        await host.shutdown()
+    }
+
+    func testShutdownLeavesNoChromiumBehindAndACrashIsReported() async throws {
+        let log = EventLog()
+        let host = makeHost(log)
+        try await host.createSession("s1")
+        try await host.openTab(session: "s1", webview: "W1", url: "about:blank", script: nil)
+        let first = await host.chromiumPID
+        let pid = try XCTUnwrap(first)
+        kill(pid, SIGKILL)
+        let crashed = try await log.next { if case .browserCrashed = $0 { return true }; return false }
+        XCTAssertEqual(crashed, .browserCrashed(sessions: ["s1"]))
+        let after = await host.tabCount
+        XCTAssertEqual(after, 0)
+        // The next session starts a new Chromium.
+        try await host.createSession("s2")
+        let restarted = await host.chromiumPID
+        let second = try XCTUnwrap(restarted)
+        XCTAssertNotEqual(second, pid)
+        try await host.openTab(session: "s2", webview: "W1", url: "about:blank", script: nil)
+        await host.shutdown()
+        XCTAssertEqual(liveProcesses(inGroup: second), [], "Chromium and every process of its group are gone")
+        XCTAssertEqual(liveProcesses(inGroup: pid), [], "so is the crashed one's group")
+        let none = await host.chromiumPID
+        XCTAssertNil(none)
+    }
+}

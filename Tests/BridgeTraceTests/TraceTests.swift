@@ -1,0 +1,226 @@
+import Foundation
+import BridgeProtocol
+import Testing
+@testable import BridgeTrace
+
+/// Drives a state machine the way the daemon does in record mode, keeping the trace's lines.
+struct Recording {
+    let tape = RandomTape()
+    var bridge: Bridge<TapeRandom<SystemRandomNumberGenerator>>
+    var recorder = TraceRecorder()
+    var lines: [String]
+    var now: Int64 = 5_000_000
+    var inbox: [UInt64: [JSONValue]] = [:]
+
+    init(configuration: BridgeConfiguration = BridgeConfiguration()) {
+        bridge = Bridge(configuration: configuration, random: TapeRandom(SystemRandomNumberGenerator(), tape: tape))
+        lines = [TraceHeader(configuration: configuration).line]
+    }
+
+    mutating func feed(_ input: TraceInput) {
+        switch input {
+        case .connect(let c, let l): bridge.connected(ClientID(c), isLoopback: l, at: now)
+        case .text(let c, let b): bridge.received(ClientID(c), text: b, at: now)
+        case .binary(let c): bridge.receivedBinary(ClientID(c), at: now)
+        case .disconnect(let c): bridge.disconnected(ClientID(c), at: now)
+        case .timer(let k): bridge.timerFired(k, at: now)
+        case .sweep: bridge.sweep(at: now)
+        }
+        let effects = bridge.drainEffects()
+        for case .send(let c, let bytes) in effects {
+            inbox[c.raw, default: []].append(try! JSONParser.parse(bytes))
+        }
+        lines += recorder.lines(for: input, at: now, random: tape.take(), effects: effects, bridge: bridge)
+    }
+
+    mutating func send(_ c: UInt64, _ text: String) { feed(.text(client: c, bytes: Array(text.utf8))) }
+
+    /// The seed scenario's start: a page, two PWA navigations (one rendered, one left to the
+    /// timer), a controller's back, a classic navigation.
+    static func seed() -> Recording {
+        var r = Recording()
+        r.feed(.connect(client: 1, loopback: true))
+        r.send(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        r.send(1, #"{"id":2,"method":"session.subscribe","params":{}}"#)
+        r.feed(.connect(client: 2, loopback: true))
+        r.send(2, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#)
+        let sid = r.inbox[2]![0]["result"]!["session"]!.stringValue!
+        r.now += 10_000
+        r.send(2, #"{"id":2,"method":"pwa-navigate","params":{"url":"http://h/app/#/a"}}"#)
+        r.now += 42_000
+        r.send(2, #"{"id":3,"method":"pwa-rendered","params":{}}"#)
+        r.send(2, #"{"id":4,"method":"pwa-navigate","params":{"url":"http://h/app/#/b"}}"#)
+        r.now += 1_000_000
+        let key = r.scheduledKeys.last!
+        r.feed(.timer(key))
+        r.send(1, #"{"id":3,"method":"navigation.back","params":{"session":"\#(sid)"}}"#)
+        r.send(2, #"{"event":"navigate","params":{"url":"http://h/app/classic.html"}}"#)
+        r.send(2, "not json")
+        r.feed(.disconnect(client: 2))
+        return r
+    }
+
+    var scheduledKeys: [TimerKey] {
+        lines.compactMap { l -> TimerKey? in
+            guard let e = try? TraceEvent.parse(l, number: 0), case .output(.schedule(let k, _), _) = e else { return nil }
+            return k
+        }
+    }
+
+    var text: String { lines.joined(separator: "\n") + "\n" }
+}
+
+@Suite struct TraceTests {
+    @Test func everyLineRoundTrips() throws {
+        let r = Recording.seed()
+        let trace = try Trace.parse(r.text)
+        #expect(trace.events.count == r.lines.count - 1)
+        for (line, event) in trace.events {
+            #expect(event.line == r.lines[line - 1])
+        }
+        // The random words of the session id and the page's token sit on the page's hello.
+        let hello = trace.events.first { if case .input(.text(2, _), _, let rand) = $0.event { return !rand.isEmpty } else { return false } }
+        if case .input(_, _, let rand)? = hello?.event { #expect(rand.count == 3) } else { Issue.record("no hello with random words") }
+        // Stacks in the seed's notation, a snapshot reference per placeholder.
+        let stacks = trace.events.compactMap { e -> String? in if case .stack(_, let s, _) = e.event { return s ?? "gone" } else { return nil } }
+        #expect(stacks == ["W1(*C)", "P1 W1(*P)", "P1 P2 W1(*P)", "P1 W1(*P)", "P1 W1(*P)~ W2(*C)~"])
+        let snaps = trace.events.compactMap { e -> String? in if case .snapshot(_, let p, _, _) = e.event { return p } else { return nil } }
+        #expect(snaps == ["P1", "P2"])
+    }
+
+    @Test func recordedSessionReplaysIdentically() throws {
+        let r = Recording.seed()
+        let outcome = try Replayer.replay(try Trace.parse(r.text))
+        guard case .identical(let inputs, let outputs) = outcome else {
+            Issue.record("diverged: \(outcome)"); return
+        }
+        #expect(inputs == 13)
+        #expect(outputs > 20)
+    }
+
+    /// One frame edited by hand: the replay names that line.
+    @Test func editedFrameIsReportedAtItsLine() throws {
+        let r = Recording.seed()
+        var lines = r.lines
+        let target = try #require(lines.firstIndex { $0.contains(#""k":"out""#) && $0.contains(#"\"reason\":\"rendered\""#) })
+        lines[target] = lines[target].replacingFirst(#"\"reason\":\"rendered\""#, with: #"\"reason\":\"timeout\""#)
+        let outcome = try Replayer.replay(try Trace.parse(lines.joined(separator: "\n")))
+        guard case .diverged(let d) = outcome else { Issue.record("not detected"); return }
+        #expect(d.line == target + 1)
+        #expect(d.expected == lines[target])
+        #expect(d.actual == r.lines[target])
+    }
+
+    /// An input edited by hand: the first output that differs is reported.
+    @Test func editedInputIsReportedAtTheFirstDifference() throws {
+        let r = Recording.seed()
+        var lines = r.lines
+        let target = try #require(lines.firstIndex { $0.contains("http://h/app/#/a") && $0.contains(#""k":"in""#) })
+        lines[target] = lines[target].replacingFirst("#/a", with: "#/z")
+        guard case .diverged(let d) = try Replayer.replay(try Trace.parse(lines.joined(separator: "\n"))) else { Issue.record("not detected"); return }
+        #expect(d.line > target + 1)
+        #expect(d.line < lines.count)
+        #expect(d.actual?.contains("#/z") == true)
+    }
+
+    @Test func missingAndExtraLinesAreDivergences() throws {
+        let r = Recording.seed()
+        var lines = r.lines
+        let target = try #require(lines.lastIndex { $0.contains(#""k":"out""#) })
+        lines.remove(at: target)
+        guard case .diverged(let d) = try Replayer.replay(try Trace.parse(lines.joined(separator: "\n"))) else { Issue.record("not detected"); return }
+        #expect(d.line == target + 1)
+        #expect(d.actual == r.lines[target])
+
+        var more = r.lines
+        more.insert(#"{"t":1,"k":"out","c":9,"text":"{}"}"#, at: 3)
+        guard case .diverged(let d2) = try Replayer.replay(try Trace.parse(more.joined(separator: "\n"))) else { Issue.record("not detected"); return }
+        #expect(d2.line == 4)
+    }
+
+    @Test func randomWordsMustMatch() throws {
+        let r = Recording.seed()
+        var lines = r.lines
+        let target = try #require(lines.firstIndex { $0.contains(#""rand""#) })
+        // Drop the words: the replay draws where the trace recorded none.
+        let event = try TraceEvent.parse(lines[target], number: target + 1)
+        guard case .input(let input, let t, _) = event else { Issue.record("not an input"); return }
+        lines[target] = TraceEvent.input(input, at: t, random: []).line
+        guard case .diverged(let d) = try Replayer.replay(try Trace.parse(lines.joined(separator: "\n"))) else { Issue.record("not detected"); return }
+        #expect(d.line == target + 1)
+        #expect(d.note.contains("random words"))
+    }
+
+    @Test func olderFormatSaysSo() {
+        let r = Recording.seed()
+        var lines = r.lines
+        lines[0] = lines[0].replacingFirst(#""format":1"#, with: #""format":0"#)
+        #expect(throws: TraceError.self) { try Trace.parse(lines.joined(separator: "\n")) }
+        do { _ = try Trace.parse(lines.joined(separator: "\n")) } catch {
+            #expect(error.line == 1)
+            #expect(error.message.contains("format 0"))
+            #expect(error.message.contains("record it again"))
+        }
+        #expect(throws: TraceError.self) { try Trace.parse("{\"hello\":1}\n") }
+        #expect(throws: TraceError.self) { try Trace.parse("") }
+    }
+
+    @Test func badLinesNameTheirNumber() {
+        let r = Recording.seed()
+        var lines = r.lines
+        lines[4] = "{\"t\":1}"
+        do { _ = try Trace.parse(lines.joined(separator: "\n")); Issue.record("accepted") } catch {
+            #expect(error.line == 5)
+        }
+        lines[4] = "{\"t\":1,\"k\":\"teleport\"}"
+        do { _ = try Trace.parse(lines.joined(separator: "\n")); Issue.record("accepted") } catch {
+            #expect(error.line == 5)
+            #expect(error.message.contains("teleport"))
+        }
+    }
+
+    @Test func invalidUTF8InputSurvivesTheRoundTrip() throws {
+        let e = TraceEvent.input(.text(client: 3, bytes: [0x7B, 0xFF, 0x7D]), at: 9, random: [1, UInt64.max])
+        #expect(try TraceEvent.parse(e.line, number: 1) == e)
+    }
+
+    @Test func idleSweepsAreNotWritten() {
+        var r = Recording()
+        let before = r.lines.count
+        r.feed(.sweep)
+        r.feed(.sweep)
+        #expect(r.lines.count == before)
+    }
+
+    @Test func idleExpiryIsRecordedAndReplays() throws {
+        var r = Recording(configuration: BridgeConfiguration(sessionIdleSeconds: 1))
+        r.feed(.connect(client: 1, loopback: true))
+        r.send(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/"}}"#)
+        r.feed(.disconnect(client: 1))
+        r.now += 2_000_000
+        r.feed(.sweep)
+        #expect(r.lines.last?.contains(#""stack":null"#) == true)
+        #expect(r.lines.contains { $0.contains(#""k":"sweep""#) })
+        let outcome = try Replayer.replay(try Trace.parse(r.text))
+        guard case .identical(let inputs, _) = outcome else { Issue.record("diverged: \(outcome)"); return }
+        #expect(inputs == 4)
+    }
+
+    @Test func diagramDrawsEveryStackInBoxes() throws {
+        let r = Recording.seed()
+        let text = StackDiagram.render(try Trace.parse(r.text))
+        #expect(text.contains("| P1 | | W1(*P) |"))
+        #expect(text.contains("+----+ +--------+"))
+        #expect(text.contains("pwa-navigate from #2"))
+        #expect(text.contains("P1 W1(*P)~ W2(*C)~"))
+        #expect(StackDiagram.boxes("") == ["(empty)"])
+        #expect(StackDiagram.boxes("W1(*C)") == ["+--------+", "| W1(*C) |", "+--------+"])
+    }
+}
+
+extension String {
+    func replacingFirst(_ a: String, with b: String) -> String {
+        guard let r = range(of: a) else { return self }
+        return replacingCharacters(in: r, with: b)
+    }
+}
