@@ -117,6 +117,12 @@ export interface ConnectOptions {
   interceptNavigation?: boolean;
   /** Decides which URLs are intercepted (default: every scheme but javascript, mailto, tel, sms, data, blob, about, file). */
   shouldIntercept?: (url: URL) => boolean;
+  /**
+   * The page came back by the browser's Back or Forward button (default: detected from the
+   * navigation timing entry; a page restored from the back-forward cache sets it on its own).
+   * The first `hello` then carries `history: true` and the daemon pops what the tab left behind.
+   */
+  fromHistory?: boolean;
   /** Go to the `pageUrl` of `load` and `closed.load` (default true). */
   followLoad?: boolean;
   /** Let `pwaRendered()` report an address the daemon does not know with `pwa-navigated` (default true). */

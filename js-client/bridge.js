@@ -159,6 +159,9 @@ export class Bridge {
     this._reportUrl = options.reportUrl !== false;
     this._claimFallback = options.claimFallback !== false;
     this._shouldIntercept = options.shouldIntercept ?? null;
+    // Came back by the browser's Back/Forward: the first hello says so (`history: true`), and
+    // the daemon brings its stack in step with the tab (docs/PROTOCOL.md, "The browser's history").
+    this._fromHistory = options.fromHistory ?? cameByHistory(this._window);
 
     /** "connecting" | "open" | "reconnecting" | "suspended" | "closed" */
     this.state = "connecting";
@@ -335,6 +338,7 @@ export class Bridge {
     if (this._location) params.url = stripClaim(String(this._location.href));
     const claim = this.session ? { session: this.session, webview: this.webview, token: this.token } : this._claim;
     if (claim) Object.assign(params, claim);
+    if (claim && this._fromHistory) params.history = true;
     const id = this._nextId++;
     this._helloId = id;
     this._pending.set(id, {
@@ -355,6 +359,7 @@ export class Bridge {
     if (Array.isArray(result.stack)) this.stack = result.stack;
     this._knownUrl = sent.url ?? null; // a hello sets the web view's url
     this.state = "open";
+    this._fromHistory = false;
     this._attempt = 0;
     this._everOpen = true;
     this._putClaimInAddressBar(sent.url);
@@ -597,6 +602,8 @@ export class Bridge {
     });
     listen("pageshow", (event) => {
       if (event.persisted && this.state === "suspended") {
+        // Restored from the back-forward cache: the tab shows this page again.
+        this._fromHistory = true;
         this.state = "reconnecting";
         this._open();
       }
@@ -717,6 +724,16 @@ export class Bridge {
     url.search = query.toString();
     event.preventDefault();
     this.navigate(url.href);
+  }
+}
+
+/** True when the document was loaded by the browser's Back or Forward button. */
+function cameByHistory(win) {
+  try {
+    const entry = win?.performance?.getEntriesByType?.("navigation")?.[0];
+    return entry?.type === "back_forward";
+  } catch {
+    return false;
   }
 }
 

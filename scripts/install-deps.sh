@@ -10,6 +10,7 @@ command -v pkg-config >/dev/null 2>&1 || apt_pkgs+=(pkg-config)
 if ! pkg-config --exists libwebsockets 2>/dev/null; then apt_pkgs+=(libwebsockets-dev); fi
 if [ $want_test = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || apt_pkgs+=(chromium-driver)
   command -v node >/dev/null 2>&1 || apt_pkgs+=(nodejs)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
@@ -21,8 +22,8 @@ fi
 
 if [ $want_test = 1 ]; then
   py=${PYTHON:-python3}
-  if ! $py -c 'import websockets, pytest' >/dev/null 2>&1; then
-    echo "installing: python websockets pytest"
-    $py -m pip install -q --disable-pip-version-check websockets pytest
+  if ! $py -c 'import websockets, pytest, selenium, prometheus_client' >/dev/null 2>&1; then
+    echo "installing: python websockets pytest selenium prometheus_client"
+    $py -m pip install -q --disable-pip-version-check websockets pytest selenium prometheus_client
   fi
 fi

@@ -14,12 +14,12 @@ extension Daemon {
             w.key("uptimeMs"); w.int((now - startedAt) / 1000)
             w.endObject()
             return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/metrics":
+            return metricsResponse()
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
-        case "/", "/index.html":
-            return HTTPResponse(status: 200, contentType: "text/html; charset=utf-8", body: Array(Dashboard.html.utf8))
         default:
-            return nil
+            return Dashboard.response(for: path)
         }
     }
 }

@@ -9,6 +9,8 @@ public struct DaemonConfiguration: Sendable {
     /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
     /// completed with the daemon's own origin); nil: no routing configuration.
     public var router: (@Sendable (_ origin: String) throws -> Router)?
+    /// Serve `GET /metrics` (Prometheus text format); see Daemon+Metrics.swift.
+    public var metricsEnabled = true
 
     public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
                 router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
@@ -55,6 +57,7 @@ public final class Daemon: TransportDelegate {
     @exclusivity(unchecked) var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    lazy var metrics: DaemonMetrics? = configuration.metricsEnabled ? DaemonMetrics() : nil
     /// The random words the Bridge draws, kept only while recording (`Daemon+Record.swift`).
     let randomTape = RandomTape()
     /// Set by `record(to:)`: every input and effect goes into a trace.
@@ -177,6 +180,7 @@ public final class Daemon: TransportDelegate {
             let t = self.now
             self.bridge.sweep(at: t)
             if self.recorder != nil { self.recordInput(.sweep, at: t) }
+            self.metricsTick()
             self.perform()
             self.scheduleSweep()
         }

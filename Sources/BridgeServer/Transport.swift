@@ -146,6 +146,9 @@ public final class Transport {
     /// Number of open WebSocket connections.
     public var connectionCount: Int { connections.count }
 
+    /// Close frames sent by code, and send-queue overflows (for `/metrics`).
+    public internal(set) var counters = TransportCounters()
+
     /// True while `id` is open and accepts messages (not closed, not closing).
     public func isOpen(_ id: ConnectionID) -> Bool { connections[id.raw]?.acceptsMessages ?? false }
 
@@ -302,6 +305,7 @@ public final class Transport {
         logger.warning("closing a connection whose reader is too slow",
                        metadata: ["connection": "c\(conn.id)", "queued": "\(conn.queuedBytes)",
                                   "limit": "\(configuration.maxSendQueueBytes)"])
+        counters.sendQueueOverflows &+= 1
         abort(conn, code: 1008, reason: "send queue overflow")
     }
 
@@ -342,6 +346,7 @@ public final class Transport {
         bytes.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         _ = bridged_lws_write(conn.wsi, payload.assumingMemoryBound(to: UInt8.self), bytes.count, bridged_write_close())
         conn.closeSent = true
+        counters.noteClose(code)
         conn.discardInput = true
         bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
     }

@@ -47,6 +47,12 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("log-level"), help: "Log level; debug and trace also log every transition of every stack.")
     var logLevel: Logger.Level = .info
 
+    @Option(name: .customLong("log-format"), help: "text (for people) or json (one JSON object per line). Client-supplied values are escaped either way.")
+    var logFormat: LogFormat = .text
+
+    @Flag(inversion: .prefixedNo, help: "Serve Prometheus metrics at GET /metrics.")
+    var metrics: Bool = true
+
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
     var config: String?
 
@@ -121,6 +127,9 @@ struct DaemonOptions: ParsableArguments {
     }
 }
 
+/// `--log-format` values: text, json.
+extension LogFormat: @retroactive ExpressibleByArgument {}
+
 /// `--log-level` values: trace, debug, info, notice, warning, error, critical (any case).
 extension Logger.Level: @retroactive ExpressibleByArgument {
     public init?(argument: String) {
@@ -137,7 +146,10 @@ extension DaemonOptions {
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
         bridge.trace = logLevel <= .debug
-        return DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
+        bridge.countStats = metrics
+        var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
+        daemon.metricsEnabled = metrics
+        return daemon
     }
 }
 

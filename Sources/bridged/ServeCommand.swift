@@ -22,12 +22,8 @@ struct ServeCommand: ParsableCommand {
     var record: String?
 
     func run() throws {
-        let level = options.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let level = options.logLevel, format = options.logFormat
+        LoggingSystem.bootstrap { label in BridgedLogHandler(label: label, format: format, level: level) }
         let logger = Logger(label: "bridged")
         var config = options.daemonConfiguration
         if let path = options.config {

@@ -539,6 +539,43 @@ describe("the page's lifecycle", () => {
     assert.equal(WebSocket.instances.length, 2);
     ws().open();
     assert.equal(ws().sent[0].params.webview, "W1");
+    assert.equal(ws().sent[0].params.history, true, "a page restored from the cache came back by history");
+  });
+
+  test("a document loaded by Back/Forward says history in its first claim only", async () => {
+    const href = APP + "?bridge_session=s-1&bridge_webview=W1&bridge_token=tok1";
+    const page = makePage(href);
+    page.window.performance = { getEntriesByType: (type) => (type === "navigation" ? [{ type: "back_forward" }] : []) };
+    const WebSocket = makeSocketClass();
+    const timers = makeTimers();
+    const bridge = createBridge({ WebSocket, url: "ws://h/bridge", window: page.window, document: page.document, console: quiet,
+      setTimeout: timers.setTimeout, clearTimeout: timers.clearTimeout });
+    const first = handshake(WebSocket.last);
+    assert.equal(first.params.history, true);
+    assert.equal(first.params.webview, "W1");
+    assert.equal(bridge.webview, "W1");
+    WebSocket.last.drop(1006);
+    await flush();
+    assert.equal(bridge.state, "reconnecting");
+    timers.runNext();
+    WebSocket.last.open();
+    const again = WebSocket.last.sent.at(-1);
+    assert.equal(again.method, "hello");
+    assert.equal(again.params.history, undefined, "a reconnection after a network drop is not history");
+  });
+
+  test("a reload or a first visit does not say history", async () => {
+    const href = APP + "?bridge_session=s-1&bridge_webview=W1&bridge_token=tok1";
+    for (const type of ["reload", "navigate"]) {
+      const page = makePage(href);
+      page.window.performance = { getEntriesByType: () => [{ type }] };
+      const WebSocket = makeSocketClass();
+      createBridge({ WebSocket, url: "ws://h/bridge", window: page.window, document: page.document, console: quiet });
+      const hello = handshake(WebSocket.last);
+      assert.equal(hello.params.history, undefined, type);
+    }
+    const { ws } = setup();
+    assert.equal(handshake(ws()).params.history, undefined, "no claim, nothing to say");
   });
 
   test("keepClaimInUrl keeps the claim in urls the app pushes (same origin only)", async () => {

@@ -38,11 +38,14 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var replyMark: Int?
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
+    /// Counters for the daemon's metrics (see BridgeStats).
+    public var stats = BridgeStats()
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
         self.router = router
         self.rng = random
+        stats.enabled = configuration.countStats
         effects.reserveCapacity(16)
         engineEffects.reserveCapacity(16)
     }
@@ -101,7 +104,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
         switch frame {
         case .request(let id, let method, let params):
+            stats.beginRequest(method)
             handleRequest(client, id: id, method: method, params: params, now: now)
+            stats.endRequest()
         case .event(let name, let params):
             handleEvent(client, name: name, params: params, now: now)
         }
@@ -204,8 +209,9 @@ extension Bridge {
             } else {
                 sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
             }
-        case .controller:
+        case .controller(let info):
             do throws(ProtocolError) {
+                if info.observer { try checkObserver(method) }
                 try controllerRequest(client, id: id, method: method, p, now: now)
             } catch {
                 sendError(client, id: id, error)

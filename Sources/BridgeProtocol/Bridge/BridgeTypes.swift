@@ -45,6 +45,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// foregrounds, late `pwa-rendered`), for the daemon's log. Off by default: it costs a
     /// string per transition.
     public var trace: Bool = false
+    /// Count requests, errors, navigations, … for the daemon's metrics (BridgeStats).
+    public var countStats: Bool = true
 
     public init(
         engine: EngineConfiguration = EngineConfiguration(),

@@ -3,6 +3,7 @@
 extension Bridge {
     mutating func observe(_ sid: String, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(sid, observation, cause: cause) }
+        noteObservation(sid, observation)
         switch observation {
         case .stackChanged:
             if sessions[sid]?.route != nil {
@@ -107,7 +108,7 @@ extension Bridge {
         body(&w)
         w.endObject()
         w.endObject()
-        for client in recipients { effects.append(.send(client, w.bytes)) }
+        sendEventFrame(name, w.bytes, to: recipients)
     }
 
     /// The earliest-connected controller that handles `name` and is subscribed to the session.

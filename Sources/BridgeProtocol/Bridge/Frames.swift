@@ -17,6 +17,7 @@ extension Bridge {
     }
 
     mutating func sendError(_ client: ClientID, id: Int64?, _ error: ProtocolError) {
+        stats.error(error.code)
         var w = takeFrameWriter()
         w.appendRaw(#"{"id":"#)
         if let id { w.appendDigits(Int(id)) } else { w.appendRaw("null") }

@@ -9,7 +9,8 @@ extension Bridge {
         switch role {
         case "page": try helloPage(client, id: id, p, now: now)
         case "controller": try helloController(client, id: id, p, isLoopback: isLoopback, now: now)
-        default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\" or \"controller\"")
+        case "observer": try helloObserver(client, id: id, p, isLoopback: isLoopback)
+        default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\", \"controller\" or \"observer\"")
         }
     }
 
@@ -35,6 +36,10 @@ extension Bridge {
             throw ProtocolError(.invalidParams, "claiming a web view needs \"session\", \"webview\" and \"token\"")
         }
         guard let session = sessions[sid] else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        let history = Self.isHistoryHello(p)
+        if history, try returnToClosedWebView(client, id: id, sid: sid, webviewText: webviewText, token: token, url: url, now: now) {
+            return
+        }
         guard let webview = ItemID(parsing: webviewText), webview.kind == .webview, exists(webview, in: sid),
               let expectedToken = self.token(of: webview, in: sid) else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(webviewText)\" on its stack")
@@ -55,10 +60,11 @@ extension Bridge {
         }
         sessions[sid]!.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
-        if sessions[sid]!.engine.webView(webview) != nil {
+        if let before = sessions[sid]!.engine.webView(webview) {
             _ = step(sid, .pageConnected(webview, url: url), now: now)
+            if history { returnByHistory(sid, to: webview, url: url, previousURL: before.url, now: now) }
             writeHelloResult(client, id: id, session: sid, webview: webview)
-            flush(sid, cause: "hello", now: now)
+            flush(sid, cause: history ? "history" : "hello", now: now)
         } else {
             // A web view of another stack of the tree (an inactive tab): its page waits there.
             writeHelloResult(client, id: id, session: sid, webview: webview)

@@ -53,6 +53,7 @@ extension Bridge {
         let singleTab = handler(of: "webview.open", in: sid) == nil
         switch step(sid, .back(requester: requester, singleTab: singleTab), now: now) {
         case .success(.back(let action, let removed)):
+            stats.back(action)
             if let (client, id) = replyTo {
                 let stack = stackJSON(sid)
                 sendResult(client, id: id) { w in

@@ -175,6 +175,7 @@ extension Bridge {
         for id in opened {
             guard let token = token(of: id, in: sid), let item = route.tree.locate(id.description).flatMap({ route.tree[$0.stack]?[$0.index] }) else { continue }
             let pageUrl = PageURL.withClaim(item.url, session: sid, webview: id, token: token)
+            rememberToken(sid, id, token)
             emit(sid, "webview.open") { w in
                 w.key("webview"); w.string(id.description)
                 w.key("url"); w.string(item.url)

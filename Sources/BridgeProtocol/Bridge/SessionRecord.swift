@@ -21,6 +21,8 @@ struct ControllerInfo {
     var handles: Set<String>
     /// Sessions this controller is subscribed to one by one.
     var sessions: [String] = []
+    /// The read-only `observer` role (BridgeObserver.swift).
+    var observer = false
 }
 
 /// One session's state. A class: it is reached through `sessions[sid]` many times per request,
@@ -42,6 +44,7 @@ final class SessionRecord {
         var stackCacheVersion: UInt64 = .max
         var route: RouteSession?
         var webTokens: [ItemID: String] = [:]
+        var pastTokens: [ItemID: String] = [:]
     }
     private let state: UnsafeMutablePointer<State>
 
@@ -64,6 +67,8 @@ final class SessionRecord {
     var route: RouteSession? { get { state.pointee.route } _modify { yield &state.pointee.route } }
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] { get { state.pointee.webTokens } _modify { yield &state.pointee.webTokens } }
+    /// Tokens of the web views opened in this session, also after they closed (BridgeHistory.swift).
+    var pastTokens: [ItemID: String] { get { state.pointee.pastTokens } _modify { yield &state.pointee.pastTokens } }
 
     init(id: String, serial: UInt64, engine: SessionEngine) {
         self.id = id

@@ -1,0 +1,106 @@
+/// The browser's own Back and Forward buttons (docs/PROTOCOL.md, "The browser's history").
+///
+/// A page that comes back by the browser's history (restored from the back-forward cache, or
+/// loaded again by Back/Forward from the `pageUrl` in its address bar) says so with
+/// `"history": true` in its `hello`. Then:
+///
+/// - claiming a web view that is covered: everything above it is popped, as the host's back
+///   would (pages told `closed {reason:"popped"}` and closed, `webview.closed`, one
+///   `stack.changed {cause:"history"}`); and when the page's url is the url of one of the web
+///   view's placeholders, the tab went back inside that web view's history too: that placeholder
+///   and those above it are discarded (no `back` event: the page is already there);
+/// - claiming a web view that is gone (Forward after Back: it was popped), with the token it was
+///   given: a new classic web view for the page's url is pushed and claimed by this page, as a
+///   classic navigation would (`webview.open`, `stack.changed {cause:"history"}`); the `hello`
+///   result names the new web view, its token and `pageUrl`.
+///
+/// Without `"history"`, a claim never changes the stack (a page that reconnects after a network
+/// drop must not pop anything).
+extension Bridge {
+    /// The most tokens of closed web views a session remembers (for Forward after Back).
+    static var pastTokenLimit: Int { 256 }
+
+    static func isHistoryHello(_ p: Params) -> Bool {
+        if case .bool(true)? = p.object["history"] { return true }
+        return false
+    }
+
+    /// What the host's hooks see of every observation: counters, and the tokens of new web
+    /// views (kept after they close, for `returnToClosedWebView`).
+    mutating func noteObservation(_ sid: String, _ observation: Observation) {
+        stats.observe(observation)
+        if case .webviewOpen(let webview, _, let token) = observation { rememberToken(sid, webview, token) }
+    }
+
+    /// Keeps the token of a new web view for after it closes (at most `pastTokenLimit`).
+    mutating func rememberToken(_ sid: String, _ webview: ItemID, _ token: String) {
+        guard let s = sessions[sid] else { return }
+        if s.pastTokens.count >= Self.pastTokenLimit, let oldest = s.pastTokens.keys.min(by: { $0.number < $1.number }) {
+            s.pastTokens[oldest] = nil
+        }
+        s.pastTokens[webview] = token
+    }
+
+    /// A history `hello` claiming web view `webview` of `sid`, whose page is now connected
+    /// (`previousURL` was its url before the claim): the stack is cut back to it.
+    mutating func returnByHistory(_ sid: String, to webview: ItemID, url: String?, previousURL: String?, now: Int64) {
+        guard let s = sessions[sid], let index = s.engine.index(of: webview) else { return }
+        let stack = s.engine.stack
+        var start = index  // the web view's placeholders from here up are dropped
+        if let url, url != previousURL {
+            // The placeholders of this web view sit directly below it, newest on top.
+            var i = index - 1
+            while i >= 0, case .placeholder(let p) = stack[i], p.of == webview {
+                if p.url == url {
+                    start = i
+                    break
+                }
+                i -= 1
+            }
+        }
+        guard index + 1 < stack.count || start < index else { return }
+        var newStack = Array(stack[..<start])
+        newStack.append(stack[index])
+        var removed: [ItemID] = []
+        for i in start..<index { removed.append(stack[i].id) }
+        for i in (index + 1)..<stack.count { removed.append(stack[i].id) }
+        for id in removed where id.kind == .webview { stats.back(.pop) }
+        let singleTab = handler(of: "webview.open", in: sid) == nil
+        _ = step(sid, .adopt(stack: newStack, removed: removed, singleTab: singleTab,
+                             nextIDs: IDCounters(webview: 0, placeholder: 0, native: 0)), now: now)
+    }
+
+    /// A history `hello` claiming a web view that is no longer on the stack (Forward after
+    /// Back). Returns false when `webviewText` is not a closed web view of `sid` (the caller
+    /// then answers as for any unknown web view).
+    mutating func returnToClosedWebView(_ client: ClientID, id: Int64, sid: String, webviewText: String, token: String,
+                                        url: String?, now: Int64) throws(ProtocolError) -> Bool {
+        guard let s = sessions[sid], let old = ItemID(parsing: webviewText), old.kind == .webview,
+              !exists(old, in: sid), let expected = s.pastTokens[old] else { return false }
+        guard Self.constantTimeEquals(expected, token) else {
+            throw ProtocolError(.notAllowed, "wrong token for \(old)")
+        }
+        guard let url, !url.isEmpty else {
+            throw ProtocolError(.invalidParams, "\"url\" is required to come back to a closed web view")
+        }
+        let newToken = randomHex(bytes: 16)
+        // Not single-tab: the tab is already here; nobody is sent `load`.
+        switch step(sid, .navigateToUrl(url: url, token: newToken, requester: nil, singleTab: false), now: now) {
+        case .success(.navigateToUrl(let webview, _)):
+            s.pastTokens[old] = nil  // one way back only
+            sessions[sid]!.pages[webview] = client
+            clients[client]?.role = .page(session: sid, webview: webview)
+            _ = step(sid, .pageConnected(webview, url: url), now: now)
+            writeHelloResult(client, id: id, session: sid, webview: webview)
+            flush(sid, cause: "history", now: now)
+            updateIdle(sid, now: now)
+            return true
+        case .success:
+            flush(sid, cause: "history", now: now)
+            return true
+        case .failure(let e):
+            engineEffects.removeAll(keepingCapacity: true)
+            throw ProtocolError(e)
+        }
+    }
+}
