@@ -19,30 +19,41 @@ public enum Navigations {
     public static func rows(_ log: [Observation], findings: [Finding]) -> [NavigationRow] {
         var rows: [NavigationRow] = []
         var current: [String: String] = [:]
-        var pendingForeground: [String: Int] = [:]  // web view -> row index awaiting its render
-        var sent: [String: (Double, String)] = [:]
+        var sent: [String: (Double, Int)] = [:]  // web view -> (time sent, row)
+        // Foreground removals of each step and web view, in order: page-side observations are
+        // collected after a step, so they follow the controller's events of the same step.
+        var removals: [String: [Int]] = [:]
+        for o in log {
+            if case .foregroundRemoved(_, let latency) = o.kind { removals["\(o.step) \(o.webview)", default: []].append(latency) }
+        }
+        var taken: [String: Int] = [:]
+        func nextRemoval(_ step: Int, _ w: String) -> Int? {
+            let key = "\(step) \(w)"
+            let i = taken[key, default: 0]
+            guard let list = removals[key], i < list.count else { return nil }
+            taken[key] = i + 1
+            return list[i]
+        }
         for o in log {
             switch o.kind {
             case .navigateSent(let url):
-                sent[o.webview] = (o.t, url)
                 rows.append(NavigationRow(step: o.step, webview: o.webview, from: current[o.webview] ?? "?", to: url, kind: .push, verdict: "ok"))
-                pendingForeground[o.webview] = rows.count - 1
+                rows[rows.count - 1].renderMs = nextRemoval(o.step, o.webview)
+                sent[o.webview] = (o.t, rows.count - 1)
                 current[o.webview] = url
             case .navigateReplied:
-                if let (t, _) = sent.removeValue(forKey: o.webview), let i = pendingForeground[o.webview] {
+                if let (t, i) = sent.removeValue(forKey: o.webview) {
                     rows[i].replyMs = ((o.t - t) * 10).rounded() / 10
                 }
             case .back(let action, let p, let url):
                 let to = url ?? "(\(action))"
                 rows.append(NavigationRow(step: o.step, webview: o.webview, from: current[o.webview] ?? "?", to: p.map { "\(to) [\($0)]" } ?? to, kind: .back, verdict: "ok"))
-                if action == "swap" { pendingForeground[o.webview] = rows.count - 1 }
+                if action == "swap" { rows[rows.count - 1].renderMs = nextRemoval(o.step, o.webview) }
                 if let url { current[o.webview] = url }
             case .webviewOpened(let url):
                 let from = current.values.first ?? "?"
                 rows.append(NavigationRow(step: o.step, webview: o.webview, from: from, to: url, kind: .classic, verdict: "ok"))
                 current[o.webview] = url
-            case .foregroundRemoved(_, let latency):
-                if let i = pendingForeground.removeValue(forKey: o.webview) { rows[i].renderMs = latency }
             case .location(let url, _):
                 current[o.webview] = url
             case .history(_, let url):

@@ -73,7 +73,7 @@ public struct CheckReport: Sendable {
     }
 
     func short(_ url: String) -> String {
-        guard let o = Rules.origin(url), url.hasPrefix(o) else { return url }
+        guard let o = Rules.origin(url), o == Rules.origin(self.url), url.hasPrefix(o) else { return url }
         let rest = String(url.dropFirst(o.count))
         return rest.isEmpty ? "/" : rest
     }

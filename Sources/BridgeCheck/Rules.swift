@@ -30,6 +30,8 @@ public struct Finding: Equatable, Sendable {
     public var message: String
     /// The observations behind it, in words, with their times.
     public var evidence: [String]
+    /// For navigate-on-pop-or-replace: the placeholder its pwa-navigate stacked.
+    var placeholder: String?
 
     public init(rule: Rule, step: Int, webview: String, t: Double, message: String, evidence: [String]) {
         self.rule = rule.id
@@ -59,7 +61,10 @@ public enum Rules {
         var out: [Finding] = []
         out += historyRules(log)
         out += foregroundRules(log, options: options)
-        out += backState(log)
+        // A placeholder stacked by a pwa-navigate for a POP or a REPLACE stands for the wrong
+        // state: going back to it shows another one, a consequence of that finding, not a
+        // second fault.
+        out += backState(log, ignoring: Set(out.compactMap(\.placeholder)))
         out += externalLinks(log, options: options)
         out += pageErrors(log)
         return out.sorted { ($0.step, $0.t) < ($1.step, $1.t) }
@@ -119,6 +124,11 @@ public enum Rules {
                         break
                     }
                 }
+                var stacked: String?
+                for later in page[(i + 1)...] {
+                    if case .navigateReplied(let p) = later.kind { stacked = p; break }
+                    if case .navigateSent = later.kind { break }
+                }
                 if let (j, h) = next, case .history(let how, let hurl) = h.kind {
                     switch how {
                     case .push:
@@ -128,6 +138,7 @@ public enum Rules {
                         out.append(Finding(rule: .navigateOnPopOrReplace, step: o.step, webview: w, t: o.t,
                                            message: "\(w) sent pwa-navigate for a REPLACE (replaceState to \(hurl)): a replaced state needs no placeholder",
                                            evidence: ["\(ms(o.t)) page sent pwa-navigate {url: \(url)}", "\(ms(h.t)) history.replaceState(\(hurl))"]))
+                        out[out.count - 1].placeholder = stacked
                         continue
                     case .pop:
                         break
@@ -137,6 +148,7 @@ public enum Rules {
                     out.append(Finding(rule: .navigateOnPopOrReplace, step: o.step, webview: w, t: o.t,
                                        message: "\(w) sent pwa-navigate for a POP (going back to \(purl)): going back must not stack a placeholder",
                                        evidence: ["\(ms(pop.t)) popstate to \(purl)", "\(ms(o.t)) page sent pwa-navigate {url: \(url)}"]))
+                    out[out.count - 1].placeholder = stacked
                 }
             }
             for (j, o) in page.enumerated() {
@@ -189,10 +201,10 @@ public enum Rules {
 
     /// back-wrong-state: after a swap, the page's location once it settled must be the
     /// placeholder's url.
-    static func backState(_ log: [Observation]) -> [Finding] {
+    static func backState(_ log: [Observation], ignoring: Set<String> = []) -> [Finding] {
         var out: [Finding] = []
         for (i, o) in log.enumerated() {
-            guard case .back("swap", let p?, let expected?) = o.kind else { continue }
+            guard case .back("swap", let p?, let expected?) = o.kind, !ignoring.contains(p) else { continue }
             for later in log[(i + 1)...] {
                 if case .back = later.kind { break }
                 guard later.webview == o.webview, case .location(let url, _) = later.kind else { continue }

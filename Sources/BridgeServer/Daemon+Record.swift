@@ -14,7 +14,8 @@ final class TraceWriter {
     var recorder = TraceRecorder()
     var header: TraceHeader
     var wroteHeader = false
-    var pending: (input: TraceInput, at: Int64, random: [UInt64])?
+    /// Inputs fed since the effects were last drained.
+    var pending: [RecordedInput] = []
     /// Set when a write failed; the daemon keeps serving and logs once.
     var failed = false
 
@@ -56,6 +57,13 @@ extension Daemon {
         randomTape.isRecording = true
     }
 
+    /// A frame sent that did not come from the state machine (a browser's answer), for the record.
+    func recordHostFrame(_ client: UInt64, _ bytes: [UInt8]) {
+        guard let w = recorder else { return }
+        writeTraceHeader()
+        w.write([TraceEvent.hostFrame(client: client, text: String(decoding: bytes, as: UTF8.self), at: now).line])
+    }
+
     /// The trace file being written, if any.
     public var recordingPath: String? { recorder?.path }
 
@@ -68,19 +76,20 @@ extension Daemon {
     }
 
     func recordInput(_ input: TraceInput, at t: Int64) {
-        recorder?.pending = (input, t, randomTape.take())
+        recorder?.pending.append(RecordedInput(input, at: t, random: randomTape.take()))
     }
 
     func recordEffects(_ effects: [BridgeEffect]) {
         guard let w = recorder else { return }
         writeTraceHeader()
-        guard let p = w.pending else {
+        guard !w.pending.isEmpty else {
             // Effects without an input the recorder saw: written as they are (a replay reports them).
             w.write(effects.map { TraceEvent.output($0, at: now).line })
             return
         }
-        w.pending = nil
-        w.write(w.recorder.lines(for: p.input, at: p.at, random: p.random, effects: effects, bridge: bridge))
+        let inputs = w.pending
+        w.pending.removeAll(keepingCapacity: true)
+        w.write(w.recorder.lines(for: inputs, effects: effects, bridge: bridge))
         if w.failed { logger.error("writing the trace \(w.path) failed; recording stopped") ; recorder = nil; randomTape.isRecording = false }
     }
 }

@@ -75,36 +75,41 @@ public enum Replayer {
         let events = trace.events
         var i = 0
         var inputs = 0, outputs = 0
-        guard let first = events.first else { return .identical(inputs: 0, outputs: 0) }
-        guard first.event.isInput else {
-            return .diverged(Divergence(line: first.line, expected: first.event.line, actual: nil, note: "the trace's first event is not an input"))
-        }
+        guard !events.isEmpty else { return .identical(inputs: 0, outputs: 0) }
         while i < events.count {
-            let (inputLine, event) = events[i]
-            guard case .input(let input, let t, let random) = event else {
-                return .diverged(Divergence(line: inputLine, expected: event.line, actual: nil, note: "the replay produced nothing more before this line"))
+            // The inputs fed before their effects were drained (usually one).
+            var group: [RecordedInput] = []
+            var j = i
+            while j < events.count, case .input(let input, let t, let random) = events[j].event {
+                group.append(RecordedInput(input, at: t, random: random))
+                tape.load(random)
+                switch input {
+                case .connect(let c, let loopback): bridge.connected(ClientID(c), isLoopback: loopback, at: t)
+                case .text(let c, let bytes): bridge.received(ClientID(c), text: bytes, at: t)
+                case .binary(let c): bridge.receivedBinary(ClientID(c), at: t)
+                case .disconnect(let c): bridge.disconnected(ClientID(c), at: t)
+                case .timer(let key): bridge.timerFired(key, at: t)
+                case .sweep: bridge.sweep(at: t)
+                }
+                inputs += 1
+                if tape.overdrawn > 0 || tape.index < tape.words.count {
+                    return .diverged(Divergence(
+                        line: events[j].line, expected: events[j].event.line, actual: nil,
+                        note: "the state machine drew \(tape.index + tape.overdrawn) random words for this input; the trace recorded \(random.count)" + versionNote(trace)))
+                }
+                j += 1
+                if !trace.more.contains(events[j - 1].line) { break }
             }
-            tape.load(random)
-            switch input {
-            case .connect(let c, let loopback): bridge.connected(ClientID(c), isLoopback: loopback, at: t)
-            case .text(let c, let bytes): bridge.received(ClientID(c), text: bytes, at: t)
-            case .binary(let c): bridge.receivedBinary(ClientID(c), at: t)
-            case .disconnect(let c): bridge.disconnected(ClientID(c), at: t)
-            case .timer(let key): bridge.timerFired(key, at: t)
-            case .sweep: bridge.sweep(at: t)
-            }
-            inputs += 1
-            if tape.overdrawn > 0 || tape.index < tape.words.count {
-                return .diverged(Divergence(
-                    line: inputLine, expected: event.line, actual: nil,
-                    note: "the state machine drew \(tape.index + tape.overdrawn) random words for this input; the trace recorded \(random.count)" + versionNote(trace)))
+            guard !group.isEmpty else {
+                let (line, event) = events[i]
+                if event.isInformational { i += 1; continue }
+                return .diverged(Divergence(line: line, expected: event.line, actual: nil, note: "the replay produced nothing more before this line"))
             }
             let effects = bridge.drainEffects()
-            var produced = recorder.events(for: input, at: t, random: random, effects: effects, bridge: bridge)
-            if case .sweep = input, produced.isEmpty { produced = [event] }
-            // produced[0] is the input itself.
-            var j = i + 1
-            for p in produced.dropFirst() {
+            var produced = recorder.events(for: group, effects: effects, bridge: bridge)
+            if produced.isEmpty { produced = group.map { .input($0.input, at: $0.at, random: $0.random) } }
+            for p in produced.dropFirst(group.count) {
+                while j < events.count, events[j].event.isInformational { j += 1 }
                 guard j < events.count, !events[j].event.isInput else {
                     let line = j < events.count ? events[j].line : (events.last!.line + 1)
                     return .diverged(Divergence(line: line, expected: j < events.count ? events[j].event.line : nil, actual: p.line,
@@ -117,6 +122,7 @@ public enum Replayer {
                 if p.isOutput { outputs += 1 }
                 j += 1
             }
+            while j < events.count, events[j].event.isInformational { j += 1 }
             if j < events.count, !events[j].event.isInput {
                 return .diverged(Divergence(line: events[j].line, expected: events[j].event.line, actual: nil,
                                             note: "the replay produced nothing for this line" + versionNote(trace)))

@@ -18,6 +18,8 @@ public enum TraceFormat {
     public static let version = 1
     /// The header's `"trace"` member, which marks a file as a bridged trace.
     public static let magic = "bridged"
+    /// How an input line ends when its effects come after the next input's.
+    static let moreMarker = #","more":true}"#
 }
 
 /// What the daemon fed the protocol state machine.
@@ -38,15 +40,21 @@ public enum TraceEvent: Equatable, Sendable {
     case stack(session: String, stack: String?, at: Int64)
     /// A placeholder was stacked; `ref` is the path its snapshot is served at.
     case snapshot(session: String, placeholder: String, ref: String, at: Int64)
+    /// A frame the daemon sent that did not come from the protocol state machine (a browser
+    /// session's answer, e.g. `webview.evaluate`'s result). Kept for the record; a replay,
+    /// which has no browser, skips it.
+    case hostFrame(client: UInt64, text: String, at: Int64)
 
     public var time: Int64 {
         switch self {
-        case .input(_, let t, _), .output(_, let t), .stack(_, _, let t), .snapshot(_, _, _, let t): return t
+        case .input(_, let t, _), .output(_, let t), .stack(_, _, let t), .snapshot(_, _, _, let t), .hostFrame(_, _, let t): return t
         }
     }
 
     public var isInput: Bool { if case .input = self { return true } else { return false } }
     public var isOutput: Bool { if case .output = self { return true } else { return false } }
+    /// Lines a replay does not reproduce (see `hostFrame`).
+    public var isInformational: Bool { if case .hostFrame = self { return true } else { return false } }
 }
 
 /// The first line: what a replay needs to build the same state machine.
@@ -187,6 +195,8 @@ extension TraceEvent {
             o["stack"] = stack.map { .string($0) } ?? .null
         case .snapshot(let session, let placeholder, let ref, _):
             o["k"] = "snapshot"; o["session"] = .string(session); o["placeholder"] = .string(placeholder); o["ref"] = .string(ref)
+        case .hostFrame(let c, let text, _):
+            o["k"] = "hostout"; o["c"] = .int(Int64(bitPattern: c)); o["text"] = .string(text)
         }
         return JSONValue.object(o).jsonString
     }
@@ -237,6 +247,7 @@ extension TraceEvent {
         case "schedule": return .output(.schedule(try timerKey(), afterMs: Int(try int("ms"))), at: t)
         case "cancel": return .output(.cancel(try timerKey()), at: t)
         case "stack": return .stack(session: try string("session"), stack: v["stack"]?.stringValue, at: t)
+        case "hostout": return .hostFrame(client: try client(), text: try string("text"), at: t)
         case "snapshot": return .snapshot(session: try string("session"), placeholder: try string("placeholder"), ref: try string("ref"), at: t)
         default: throw TraceError(line: number, "unknown kind \"\(kind)\"")
         }
@@ -248,10 +259,13 @@ public struct Trace: Sendable {
     public var header: TraceHeader
     /// Each event with its 1-based line number in the file.
     public var events: [(line: Int, event: TraceEvent)]
+    /// Lines of inputs whose effects come after the next input's (`"more":true`).
+    public var more: Set<Int>
 
-    public init(header: TraceHeader, events: [(line: Int, event: TraceEvent)]) {
+    public init(header: TraceHeader, events: [(line: Int, event: TraceEvent)], more: Set<Int> = []) {
         self.header = header
         self.events = events
+        self.more = more
     }
 
     /// Parses a file's text. Blank lines are skipped (their numbers still count).
@@ -261,10 +275,12 @@ public struct Trace: Sendable {
         guard let first = lines.first, !first.isEmpty else { throw TraceError(line: 1, "the trace is empty") }
         let header = try TraceHeader.parse(first)
         var events: [(line: Int, event: TraceEvent)] = []
+        var more = Set<Int>()
         for (i, l) in lines.enumerated().dropFirst() where !l.allSatisfy({ $0 == " " || $0 == "\r" }) {
             events.append((i + 1, try TraceEvent.parse(l, number: i + 1)))
+            if l.hasSuffix(TraceFormat.moreMarker) { more.insert(i + 1) }
         }
-        return Trace(header: header, events: events)
+        return Trace(header: header, events: events, more: more)
     }
 }
 

@@ -17,6 +17,18 @@ public struct TapeRandom<Base: RandomNumberGenerator>: RandomNumberGenerator {
     }
 }
 
+/// One input as the recorder keeps it until its effects are drained.
+public struct RecordedInput: Equatable, Sendable {
+    public var input: TraceInput
+    public var at: Int64
+    public var random: [UInt64]
+    public init(_ input: TraceInput, at: Int64, random: [UInt64]) {
+        self.input = input
+        self.at = at
+        self.random = random
+    }
+}
+
 /// Turns what the daemon fed the state machine and what came out into trace lines.
 ///
 /// After each input the recorder looks at every session's stack (in the seed's notation) and
@@ -32,11 +44,32 @@ public struct TraceRecorder {
 
     /// The events for one input: the input, its effects, then the observations.
     public mutating func events<RNG>(for input: TraceInput, at t: Int64, random: [UInt64], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [TraceEvent] {
+        events(for: [RecordedInput(input, at: t, random: random)], effects: effects, bridge: bridge)
+    }
+
+    /// The events for inputs fed one after the other before their effects were drained: the
+    /// inputs, then the effects (stamped with the last input's time), then the observations.
+    public mutating func events<RNG>(for inputs: [RecordedInput], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [TraceEvent] {
+        let t = inputs.last?.at ?? 0
         let observed = observe(bridge, at: t)
-        if case .sweep = input, effects.isEmpty, observed.isEmpty, random.isEmpty { return [] }
-        var out: [TraceEvent] = [.input(input, at: t, random: random)]
+        if inputs.count == 1, case .sweep = inputs[0].input, effects.isEmpty, observed.isEmpty, inputs[0].random.isEmpty { return [] }
+        var out: [TraceEvent] = inputs.map { .input($0.input, at: $0.at, random: $0.random) }
         for e in effects { out.append(.output(e, at: t)) }
         out += observed
+        return out
+    }
+
+    /// The lines for inputs fed before one drain of the effects: every input but the last is
+    /// marked `"more":true` (its effects come after a later input), so a replay feeds them
+    /// together and no missing line hides at a group's edge.
+    public mutating func lines<RNG>(for inputs: [RecordedInput], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [String] {
+        var out = events(for: inputs, effects: effects, bridge: bridge).map(\.line)
+        if out.count >= inputs.count {
+            for k in 0..<(inputs.count - 1) where out[k].hasSuffix("}") {
+                out[k].removeLast()
+                out[k] += TraceFormat.moreMarker
+            }
+        }
         return out
     }
 

@@ -74,6 +74,21 @@ enum Logs {
         #expect(ids(Logs.good) == [])
     }
 
+    /// Going back to the placeholder a POP's pwa-navigate stacked shows another state: that is
+    /// the POP finding's consequence, not a second rule.
+    @Test func aWrongPlaceholderIsNotASecondFinding() {
+        var log = Logs.goodBack(200, step: 1, url: Logs.app + "/")
+        log.insert(Observation(t: 206, webview: "W1", step: 1, .navigateSent(url: Logs.app + "/")), at: 3)
+        log.insert(Observation(t: 208, webview: "W1", step: 1, .navigateReplied(placeholder: "P2")), at: 4)
+        let later = [Observation(t: 400, webview: "W1", step: 2, .back(action: "swap", placeholder: "P2", url: Logs.app + "/#/a")),
+                     Observation(t: 420, webview: "W1", step: 2, .location(url: Logs.app + "/", title: ""))]
+        #expect(ids(Logs.goodPush(100, step: 0, to: Logs.app + "/#/a") + log + later) == ["navigate-on-pop-or-replace"])
+        // Another placeholder showing the wrong state is still a finding.
+        var other = later
+        other[0] = Observation(t: 400, webview: "W1", step: 2, .back(action: "swap", placeholder: "P1", url: Logs.app + "/#/a"))
+        #expect(ids(Logs.goodPush(100, step: 0, to: Logs.app + "/#/a") + log + other) == ["navigate-on-pop-or-replace", "back-wrong-state"])
+    }
+
     @Test func navigateForAReplace() {
         var log = Logs.goodPush(100, step: 0, to: Logs.app + "/#/a")
         log[3] = Observation(t: 104, webview: "W1", step: 0, .history(how: .replace, url: Logs.app + "/#/a"))

@@ -10,7 +10,11 @@ enum PageProbe {
       const log = [];
       const now = () => performance.now();
       window.__bridgedCheck = { log };
-      new MutationObserver((rs) => log.push({ k: "dom", t: now(), n: rs.length }))
+      // The host's own foreground overlay (#__bridged_foreground) is not the app's DOM.
+      const FG = "__bridged_foreground";
+      const host = (n) => n && (n.id === FG || (n.closest && n.closest("#" + FG)) || (n.parentElement && n.parentElement.id === FG));
+      const hostOnly = (r) => host(r.target) || (r.type === "childList" && [...r.addedNodes, ...r.removedNodes].every((x) => x.id === FG));
+      new MutationObserver((rs) => { const n = rs.filter((r) => !hostOnly(r)).length; if (n) log.push({ k: "dom", t: now(), n }); })
         .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
       if (window.navigation && window.navigation.addEventListener) {
         navigation.addEventListener("currententrychange", (e) => {
