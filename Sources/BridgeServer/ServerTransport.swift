@@ -11,6 +11,10 @@ public protocol ServerTransport: AnyObject {
     var port: Int { get }
     /// The clock of the timers, in microseconds (monotonic).
     var monotonicMicroseconds: Int64 { get }
+    /// Open WebSocket connections.
+    var connectionCount: Int { get }
+    /// What the transport counted (frames, closes, overflows) for the metrics.
+    var counters: TransportCounters { get }
     /// The thread-safe handle other threads use.
     var remote: TransportRemote { get }
     /// Serves until `remote.stop()`; the calling thread becomes the service thread.

@@ -29,6 +29,14 @@ public final class Transport {
     let logger: Logger
     let bridgeJS: [UInt8]
     let originPolicy: OriginPolicy
+    let hostPolicy: HostHeaderPolicy
+    var httpAuth: HTTPAuth
+    /// Requests with a body, answered once it is drained (LWS_CALLBACK_HTTP_BODY_COMPLETION).
+    var httpAwaitingBody: [OpaquePointer: () -> Int32] = [:]
+    /// Accepted sockets whose descriptor is at or above this are closed at once (see `admit`).
+    var descriptorCap = Int.max
+    var refusedSinceLog = 0
+    var lastCapLog: Int64 = 0
     let staticFiles: StaticFiles?
     let bindPlan: BindPlan
 
@@ -79,6 +87,9 @@ public final class Transport {
         self.bridgeJS = bridgeJS
         self.logger = logger
         originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
+        hostPolicy = HostHeaderPolicy(bindHost: configuration.host, allowedOrigins: configuration.allowedOrigins,
+                                      allowedHosts: configuration.allowedHosts)
+        httpAuth = HTTPAuth(token: configuration.token)
         if let dir = configuration.staticDirectory {
             guard let files = StaticFiles(directory: dir) else {
                 throw ConfigurationError(.staticDirectory, "'\(dir)' does not resolve")
@@ -165,6 +176,7 @@ public final class Transport {
         guard !ran else { throw TransportError.alreadyRan }
         ran = true
         LWSLog.install(logger)
+        raiseDescriptorLimit()
 
         var info = lws_context_creation_info()
         info.port = Int32(configuration.port)
@@ -173,6 +185,9 @@ public final class Transport {
         info.gid = -1
         info.uid = -1
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        // Room for headers up to 8 KiB, so that those over maxRequestHeadBytes get a 431
+        // instead of lws dropping the connection.
+        info.max_http_header_data = 8192
         info.user = Unmanaged.passUnretained(self).toOpaque()
         timerNode.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         var options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
@@ -202,6 +217,9 @@ public final class Transport {
         }
         remote.attach(ctx)
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+        if let code = httpAuth.loginCode {
+            logger.notice("dashboard (one-time link; sets a cookie): \(configuration.displayURL(port: port))/?token=\(code)")
+        }
         delegate?.transportDidStart(port: port)
         drainRemote()
 
@@ -274,11 +292,39 @@ public final class Transport {
         guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
         conn.queue.append(message)
         conn.queuedBytes += message.count
-        if conn.queuedBytes > configuration.maxSendQueueBytes {
+        if conn.queuedBytes > configuration.maxSendQueueBytes, isSlowReader(conn) {
             overflow(conn)
             return
         }
         requestWritable(conn)
+    }
+
+    /// A slow reader is one whose queue *stays* over `maxSendQueueBytes`: the bytes waiting
+    /// behind the message being written (so a single message, however large, never counts)
+    /// have been over the limit at every send for `slowReaderTimeout`, without the socket taking
+    /// enough to bring them back under it in between. Waiting bytes over four times the limit
+    /// count at once (the memory bound of one connection).
+    func isSlowReader(_ conn: Connection) -> Bool {
+        let limit = configuration.maxSendQueueBytes
+        let inFlight = conn.queue.first.map { $0.count - conn.headOffset } ?? 0
+        let waiting = conn.queuedBytes - inFlight
+        if waiting <= limit { return false }
+        if waiting > 4 * limit { return true }
+        let now = monotonicMicroseconds
+        if conn.overSince == 0 {
+            conn.overSince = now
+            return false
+        }
+        return now - conn.overSince >= configuration.slowReaderTimeout.microseconds
+    }
+
+    /// After a write: the queue is back under the limit, the slow-reader clock stops.
+    @inline(__always)
+    func noteWritten(_ conn: Connection) {
+        if conn.overSince != 0 {
+            let inFlight = conn.queue.first.map { $0.count - conn.headOffset } ?? 0
+            if conn.queuedBytes - inFlight <= configuration.maxSendQueueBytes { conn.overSince = 0 }
+        }
     }
 
     /// Closes `id` with `code` once every message queued before this call has been written
@@ -381,6 +427,7 @@ public final class Transport {
             } else {
                 conn.headOffset += n
             }
+            noteWritten(conn)
             if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
             return 0
         }
@@ -415,6 +462,7 @@ public final class Transport {
             logger.debug("write failed; closing", metadata: ["connection": "c\(conn.id)"])
             return -1
         }
+        noteWritten(conn)
         if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
         return 0
     }

@@ -24,6 +24,17 @@ public struct TransportConfiguration: Sendable {
     /// loopback ones (`http(s)://127.0.0.1[:*]`, `localhost[:*]`, `[::1][:*]`). An upgrade
     /// without an Origin header (a non-browser client) is always allowed.
     public var allowedOrigins: [String] = []
+    /// Extra names accepted in the `Host` header of HTTP requests and upgrades (`name` or
+    /// `name:port`; `*` accepts any), besides `localhost`, IP literals, `host` and the hosts of
+    /// `allowedOrigins`. Others get 421 (DNS rebinding); see `HostHeaderPolicy`.
+    public var allowedHosts: [String] = []
+    /// Most connections (HTTP and WebSocket) open at once; 0 (default): the open-file limit,
+    /// raised to its hard maximum at start, minus 32. Connections beyond are closed as soon as
+    /// they are accepted.
+    public var maxConnections: Int = 0
+    /// How long the bytes queued behind the message being written may stay over
+    /// `maxSendQueueBytes` before the reader counts as slow (closed with 1008). Default 10 s.
+    public var slowReaderTimeout: Duration = .seconds(10)
     /// Served under `/app/` when set (must be an existing directory).
     public var staticDirectory: String? = nil
     /// Silence from the peer before lws sends a PING. Default 30 s; whole seconds, 1 s to 65,534 s.
@@ -67,6 +78,12 @@ public struct TransportConfiguration: Sendable {
             try check(OriginPolicy.isValidEntry(origin), .allowedOrigins,
                       "'\(origin)' is not an origin of the form scheme://host[:port] (or '*' or 'null')")
         }
+        for entry in allowedHosts {
+            try check(HostHeaderPolicy.isValidEntry(entry), .allowedHosts, "'\(entry)' is not a host name or address (optionally with :port), or '*'")
+        }
+        try check(maxConnections >= 0, .maxConnections, "must be 0 (automatic) or more (got \(maxConnections))")
+        try check(slowReaderTimeout >= .zero && slowReaderTimeout <= .seconds(3600), .slowReaderTimeout,
+                  "must be between 0 and 3600 s (got \(slowReaderTimeout.text))")
         if let dir = staticDirectory {
             var st = stat()
             try check(!dir.isEmpty && stat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR, .staticDirectory,
@@ -82,7 +99,8 @@ public struct TransportConfiguration: Sendable {
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
     /// Which setting (the command line maps each onto its flag).
     public enum Setting: String, Sendable, CaseIterable {
-        case host, port, token, maxMessageBytes, maxSendQueueBytes, allowedOrigins, staticDirectory
+        case host, port, token, maxMessageBytes, maxSendQueueBytes, allowedOrigins, allowedHosts, staticDirectory
+        case maxConnections, slowReaderTimeout
         case pingInterval, pingTimeout, shutdownTimeout
         case foregroundTimeout, sessionIdle, maxSessions, maxStackDepth
     }

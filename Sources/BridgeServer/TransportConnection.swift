@@ -63,6 +63,9 @@ final class Connection {
     @exclusivity(unchecked) var discardInput = false
     /// Our close frame is out; waiting for the peer's.
     @exclusivity(unchecked) var closeSent = false
+    /// Since when the bytes waiting behind the message in flight exceed the send-queue limit
+    /// (0: they do not); see `Transport.isSlowReader`.
+    @exclusivity(unchecked) var overSince: Int64 = 0
 
     init(id: UInt64, wsi: OpaquePointer) {
         self.id = id

@@ -58,4 +58,21 @@ static inline void bridged_timer_cancel(bridged_timer_t *t) {
     lws_sul_cancel(&t->sul);
 }
 
+/* Raises the soft open-file limit to the hard one (at most 1,048,576: lws sizes its tables by
+ * it); the soft limit before and after go to *before / *after. 0, or -1 when unreadable. */
+#include <sys/resource.h>
+static inline int bridged_raise_nofile(uint64_t *before, uint64_t *after) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;
+    *before = (uint64_t)rl.rlim_cur;
+    rlim_t want = rl.rlim_max;
+    if (want == RLIM_INFINITY || want > 1048576) want = 1048576;
+    if (want > rl.rlim_cur) {
+        struct rlimit raised = { want, rl.rlim_max };
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) rl.rlim_cur = want;
+    }
+    *after = (uint64_t)rl.rlim_cur;
+    return 0;
+}
+
 #endif

@@ -56,6 +56,17 @@ struct DaemonOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
     var config: String?
 
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
+        "An extra name accepted in the Host header (name or name:port); repeatable; '*' accepts any. localhost, IP addresses, --host and the hosts of --allow-origin are always accepted; other Hosts get 421 (DNS rebinding).",
+        valueName: "host"))
+    var allowHost: [String] = []
+
+    @Option(name: .customLong("max-connections"), help: "Most connections open at once (0: the open-file limit, raised to its hard maximum at start, minus 32). Beyond it new connections are closed at once.")
+    var maxConnections: Int = 0
+
+    @Option(name: .customLong("slow-reader-ms"), help: "How long a client's unsent bytes (behind the message being written) may stay over --max-send-queue-bytes before it is closed with 1008.")
+    var slowReaderMs: Int = 10000
+
     @Option(name: .customLong("max-send-queue-bytes"), help: "Unsent bytes one connection may queue before it is closed with 1008.")
     var maxSendQueueBytes: Int = 8 << 20
 
@@ -100,6 +111,9 @@ struct DaemonOptions: ParsableArguments {
         case .maxMessageBytes: "--max-message-bytes"
         case .maxSendQueueBytes: "--max-send-queue-bytes"
         case .allowedOrigins: "--allow-origin"
+        case .allowedHosts: "--allow-host"
+        case .maxConnections: "--max-connections"
+        case .slowReaderTimeout: "--slow-reader-ms"
         case .staticDirectory: "--static"
         case .pingInterval: "--ping-interval-s"
         case .pingTimeout: "--ping-timeout-s"
@@ -119,6 +133,9 @@ struct DaemonOptions: ParsableArguments {
         c.maxMessageBytes = maxMessageBytes
         c.maxSendQueueBytes = maxSendQueueBytes
         c.allowedOrigins = allowOrigin
+        c.allowedHosts = allowHost
+        c.maxConnections = maxConnections
+        c.slowReaderTimeout = .milliseconds(Int64(clamping: slowReaderMs).clampedForDuration)
         c.staticDirectory = staticDirectory
         c.pingInterval = .seconds(Int64(clamping: pingIntervalS).clampedForDuration)
         c.pingTimeout = .seconds(Int64(clamping: pingTimeoutS).clampedForDuration)
@@ -128,7 +145,7 @@ struct DaemonOptions: ParsableArguments {
 }
 
 /// `--log-format` values: text, json.
-extension LogFormat: @retroactive ExpressibleByArgument {}
+extension LogFormat: ExpressibleByArgument {}
 
 /// `--log-level` values: trace, debug, info, notice, warning, error, critical (any case).
 extension Logger.Level: @retroactive ExpressibleByArgument {

@@ -76,7 +76,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func connected(_ client: ClientID, isLoopback: Bool, at now: Int64) {
+    /// `origin`: the `Origin` header of the connection's upgrade (nil: none, a non-browser
+    /// client); the controller rule for browser origins is applied to it.
+    public mutating func connected(_ client: ClientID, isLoopback: Bool, origin: String? = nil, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, role: .fresh)
     }
 

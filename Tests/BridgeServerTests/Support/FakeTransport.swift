@@ -15,6 +15,10 @@ final class FakeTransport: ServerTransport {
     var port = 0
     var monotonicMicroseconds: Int64 = 1_000_000
     let remote = TransportRemote()
+    var counters = TransportCounters()
+    /// Connections opened and not closed.
+    var connectionCount: Int { opened.count }
+    private var opened: Set<ConnectionID> = []
     /// Sends and closes, in order.
     var events: [Event] = []
     /// Pending keyed timers and their deadlines.
@@ -57,6 +61,7 @@ final class FakeTransport: ServerTransport {
     func open(origin: String? = nil, loopback: Bool = true) -> ConnectionID {
         let id = ConnectionID(raw: nextConnection)
         nextConnection += 1
+        opened.insert(id)
         delegate?.transportDidOpen(id, info: ConnectionInfo(origin: origin, peerAddress: loopback ? "127.0.0.1" : "192.0.2.7",
                                                             isLoopbackPeer: loopback))
         return id
@@ -67,7 +72,10 @@ final class FakeTransport: ServerTransport {
         bytes.withUnsafeBytes { delegate?.transport(id, didReceiveText: $0) }
     }
 
-    func peerClosed(_ id: ConnectionID) { delegate?.transportDidClose(id) }
+    func peerClosed(_ id: ConnectionID) {
+        opened.remove(id)
+        delegate?.transportDidClose(id)
+    }
 
     /// Moves the clock forward, firing every timer that comes due, in deadline order.
     func advance(microseconds: Int64) {
