@@ -34,7 +34,7 @@ def complete(response: bytes) -> bool:
 def wait_for_log(d, fragment, timeout=30):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if fragment in d.stderr:
+        if fragment in d.stderr():
             return True
         time.sleep(0.05)
     return False
@@ -69,7 +69,7 @@ def test_a_reader_that_stays_behind_is_closed_with_1008(daemon_factory):
         page.recv_message()
         page.send_text(json.dumps({"id": 1000 + i, "method": "pwa-rendered"}))
         page.recv_message()
-        if "reader is too slow" in d.stderr:
+        if "reader is too slow" in d.stderr():
             break
     assert wait_for_log(d, "reader is too slow")
     assert ctl.recv_close_code() == 1008
@@ -130,7 +130,7 @@ def test_connections_over_the_cap_are_refused_cheaply_and_logged_once(daemon_fac
         time.sleep(2)  # measuring CPU over a window, not waiting for an event
         assert cpu_seconds(d.proc.pid) - cpu0 < 1.0
         # Once per 10 s interval, not per attempt (80 refused attempts so far).
-        assert 1 <= d.stderr.count("connection cap reached") <= 1 + (time.monotonic() - started) / 10
+        assert 1 <= d.stderr().count("connection cap reached") <= 1 + (time.monotonic() - started) / 10
         for s in waiting:
             s.close()
         # Under the cap again, a new connection is served.
@@ -206,7 +206,7 @@ def test_with_a_token_http_needs_it_except_health_script_and_app(daemon_factory)
 def test_the_one_time_dashboard_link_sets_a_strict_http_only_cookie(daemon_factory):
     d = daemon_factory("--token", "T0k3n")
     assert wait_for_log(d, "/?token=")
-    code = re.search(r"/\?token=([0-9a-f]+)", d.stderr).group(1)
+    code = re.search(r"/\?token=([0-9a-f]+)", d.stderr()).group(1)
     assert code != "T0k3n"
     r = raw_http(d, request_bytes(d, f"/?token={code}"))
     assert status_of(r) == 303
@@ -277,4 +277,4 @@ def test_client_values_reach_the_log_escaped(daemon):
     s.recv(4096)
     s.close()
     assert wait_for_log(daemon, "refused WebSocket upgrade")
-    assert "\x1b" not in daemon.stderr and "\x07" not in daemon.stderr
+    assert "\x1b" not in daemon.stderr() and "\x07" not in daemon.stderr()
