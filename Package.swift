@@ -45,6 +45,7 @@ let package = Package(
                 "CWebsockets",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeBrowser",
                 "BridgeTrace",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -72,6 +73,7 @@ let package = Package(
                 "BridgeServer",
                 "BridgeProtocol",
                 "BridgeConfig",
+                "BridgeBrowser",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

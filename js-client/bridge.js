@@ -760,6 +760,10 @@ function ancestors(node) {
 
 /** A bridge that starts connecting at once; calls made before the handshake are queued. */
 export function createBridge(options = {}) {
+  // In a browser session the daemon has injected a bridge already claimed for this web view:
+  // the page uses it rather than opening a second session.
+  const injected = globalThis.__bridgedInjected;
+  if (injected && injected.bridge && options.window == null && options.WebSocket == null) return injected.bridge;
   return new Bridge(options);
 }
 
@@ -776,7 +780,7 @@ export function connect(options = {}) {
 export function installAstroShim(options = {}) {
   const win = options.window ?? globalThis.window;
   if (!win) throw new TypeError("installAstroShim needs a window");
-  if (win.Astro && !win.Astro.__bridgeShim) return win.Astro;
+  if (win.Astro && (!win.Astro.__bridgeShim || win.__bridgedInjected)) return win.Astro;
   const bridge = options.bridge ?? createBridge({ window: win, ...options });
   const call = (method, params) => {
     if (method === "pwa-navigate") return bridge.pwaNavigate(params);

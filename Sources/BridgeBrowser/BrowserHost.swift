@@ -68,7 +68,7 @@ public actor BrowserHost {
         let gen = generation
         let options = self.options
         let task = Task<Browser, any Error> {
-            let process = try ChromiumProcess(executable: options.chromium, extraArguments: options.extraArguments)
+            let process = try ChromiumProcess.launch(executable: options.chromium, extraArguments: options.extraArguments)
             let cdp = CDPConnection(writeFD: process.commandFD, readFD: process.eventFD) { [weak self] in
                 Task { await self?.browserClosed(generation: gen) }
             }

@@ -9,6 +9,43 @@ import Glibc
 @_silgen_name("posix_spawn_file_actions_addclosefrom_np")
 private func spawnActionsCloseFrom(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>, _ from: Int32) -> Int32
 
+/// Runs spawns on one thread that lives as long as the process: Linux sends the parent-death
+/// signal when the *thread* that started a child ends, and pool threads come and go.
+final class SpawnThread: @unchecked Sendable {
+    static let shared = SpawnThread()
+    private let condition = NSCondition()
+    private var jobs: [() -> Void] = []
+
+    private init() {
+        let thread = Thread { [self] in
+            while true {
+                condition.lock()
+                while jobs.isEmpty { condition.wait() }
+                let job = jobs.removeFirst()
+                condition.unlock()
+                job()
+            }
+        }
+        thread.name = "bridged-chromium-spawn"
+        thread.start()
+    }
+
+    /// Runs `body` on the spawn thread and returns its result.
+    func run<T>(_ body: @escaping () throws(BrowserError) -> T) throws(BrowserError) -> T {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var result: Result<T, BrowserError>!
+        condition.lock()
+        jobs.append {
+            do throws(BrowserError) { result = .success(try body()) } catch { result = .failure(error) }
+            done.signal()
+        }
+        condition.signal()
+        condition.unlock()
+        done.wait()
+        return try result.get()
+    }
+}
+
 /// A Chromium browser process driven over the DevTools pipe.
 ///
 /// Chromium reads NUL-terminated JSON commands on fd 3 and writes replies and events on fd 4
@@ -56,7 +93,14 @@ final class ChromiumProcess: @unchecked Sendable {
         return nil
     }
 
-    init(executable: String, extraArguments: [String] = []) throws(BrowserError) {
+    /// Starts Chromium from the spawn thread (see `SpawnThread`).
+    static func launch(executable: String, extraArguments: [String] = []) throws(BrowserError) -> ChromiumProcess {
+        try SpawnThread.shared.run { () throws(BrowserError) -> ChromiumProcess in
+            try ChromiumProcess(executable: executable, extraArguments: extraArguments)
+        }
+    }
+
+    private init(executable: String, extraArguments: [String] = []) throws(BrowserError) {
         guard let path = ChromiumProcess.resolve(executable) else { throw .notInstalled(executable) }
         var template = Array("\(NSTemporaryDirectory().isEmpty ? "/tmp/" : NSTemporaryDirectory())bridged-chromium-XXXXXX".utf8CString)
         guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {

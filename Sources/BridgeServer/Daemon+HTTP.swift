@@ -19,7 +19,7 @@ extension Daemon {
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
         default:
-            return Dashboard.response(for: path)
+            return Dashboard.response(for: path) ?? browserHTTP(path: path)
         }
     }
 }

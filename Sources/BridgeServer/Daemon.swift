@@ -1,3 +1,4 @@
+import BridgeBrowser
 import BridgeProtocol
 import BridgeTrace
 import Logging
@@ -9,6 +10,8 @@ public struct DaemonConfiguration: Sendable {
     /// Makes the router once the real port is known (a configuration's `web_base: /app/` is
     /// completed with the daemon's own origin); nil: no routing configuration.
     public var router: (@Sendable (_ origin: String) throws -> Router)?
+    /// Browser sessions (Daemon+Browser.swift).
+    public var browser = BrowserConfiguration()
     /// Serve `GET /metrics` (Prometheus text format); see Daemon+Metrics.swift.
     public var metricsEnabled = true
 
@@ -64,6 +67,8 @@ public final class Daemon: TransportDelegate {
     var recorder: TraceWriter?
     /// Called once on the service thread when the daemon accepts connections, with the real port.
     public var onStart: ((Int) -> Void)?
+    /// The browser sessions' side, made with the first one (Daemon+Browser.swift).
+    var browser: BrowserSide?
 
     /// The daemon on libwebsockets. Validates the configuration (throws `ConfigurationError`).
     public convenience init(configuration: DaemonConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
@@ -83,6 +88,7 @@ public final class Daemon: TransportDelegate {
 
     /// Serves until `remote.stop()`; the calling thread becomes the service thread.
     public func run() throws {
+        defer { shutdownBrowser() }
         try transport.run()
     }
 
@@ -120,6 +126,7 @@ public final class Daemon: TransportDelegate {
     }
 
     public func transport(_ id: ConnectionID, didReceiveText message: UnsafeRawBufferPointer) {
+        if browser != nil, browserIntercepts(id, message) { return }
         let t = now
         bridge.received(ClientID(id.raw), text: message, at: t)
         if recorder != nil { recordInput(.text(client: id.raw, bytes: Array(message)), at: t) }
@@ -134,6 +141,7 @@ public final class Daemon: TransportDelegate {
     }
 
     public func transportDidClose(_ id: ConnectionID) {
+        if browser != nil { browserConnectionClosed(id) }
         let t = now
         bridge.disconnected(ClientID(id.raw), at: t)
         if recorder != nil { recordInput(.disconnect(client: id.raw), at: t) }
@@ -161,9 +169,16 @@ public final class Daemon: TransportDelegate {
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):
+                if browser != nil {
+                    if client == BrowserSide.hostClient { browserReceives(bytes); continue }
+                    if browserHoldsOutgoing(client, bytes) { continue }
+                }
                 transport.send(ConnectionID(raw: client.raw), bytes)
             case .close(let client, let code, let reason):
+                if client == BrowserSide.hostClient { continue }
                 transport.close(ConnectionID(raw: client.raw), code: UInt16(clamping: code), reason: reason)
+            case .host(let call):
+                performHost(call)
             case .schedule(let key, let ms):
                 transport.schedule(key, afterMicroseconds: Int64(ms) * 1000)
             case .cancel(let key):

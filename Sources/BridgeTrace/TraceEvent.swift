@@ -189,6 +189,8 @@ extension TraceEvent {
                 o["k"] = "schedule"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw)); o["ms"] = .int(Int64(ms))
             case .cancel(let key):
                 o["k"] = "cancel"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw))
+            case .host:
+                o["k"] = "host"  // work for a browser session's browser; not replayed
             }
         case .stack(let session, let stack, _):
             o["k"] = "stack"; o["session"] = .string(session)

@@ -13,6 +13,7 @@ struct BridgedCommand: ParsableCommand {
         discussion: "Without a subcommand, bridged runs `serve` with the options given.",
         subcommands: [
             ServeCommand.self,
+            OpenCommand.self,
             ReplayCommand.self,
             DiagramCommand.self,
             CheckCommand.self,

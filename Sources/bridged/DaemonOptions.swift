@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeBrowser
 import BridgeProtocol
 import BridgeServer
 import Logging
@@ -38,6 +39,17 @@ struct DaemonOptions: ParsableArguments {
 
     @Option(name: .customLong("max-stack-depth"), help: "Most items on one session's stack.")
     var maxStackDepth: Int = 256
+
+    @Option(name: .customLong("max-url-bytes"), help: "Longest url or title (UTF-8 bytes) a request or event may carry; longer ones get invalid-params.")
+    var maxURLBytes: Int = 8192
+
+    @Option(name: .customLong("max-session-bytes"), help: "Most bytes of urls and titles one session may hold (64 more per item); more gets limit-exceeded.")
+    var maxSessionBytes: Int = 1 << 20
+
+    @Option(name: .customLong("allow-controller-origin"), help: ArgumentHelp(
+        "A browser origin (scheme://host[:port]) whose pages may be controllers without --token; repeatable. Without it, a controller hello from a browser page (one that sent an Origin header) needs the token.",
+        valueName: "origin"))
+    var allowControllerOrigin: [String] = []
 
     @Option(name: .customLong("allow-origin"), help: ArgumentHelp(
         "An extra origin (scheme://host[:port]) allowed to open WebSockets; repeatable; '*' allows every origin. Loopback origins are always allowed.",
@@ -79,6 +91,18 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("shutdown-timeout-ms"), help: "How long SIGINT/SIGTERM waits for clients to get their 1001 close.")
     var shutdownTimeoutMs: Int = 2000
 
+    @Option(help: ArgumentHelp("Chromium for browser sessions: a name on PATH or a path (Debian package 'chromium').", valueName: "path"))
+    var chromium: String = "chromium"
+
+    @Option(name: .customLong("user-agent-suffix"), help: "Appended to Chromium's user agent in browser sessions' tabs.")
+    var userAgentSuffix: String = "Astro App/1.0"
+
+    @Option(help: ArgumentHelp("The phone screen browser sessions' tabs emulate, in CSS pixels (mobile).", valueName: "WxH"))
+    var viewport: String = "390x844"
+
+    @Option(name: .customLong("max-snapshot-bytes"), help: "Most bytes of placeholder snapshots (JPEG) kept per browser session; the oldest go first.")
+    var maxSnapshotBytes: Int = 8 << 20
+
     /// `--token`, else a non-empty `BRIDGED_TOKEN`.
     var resolvedToken: String? {
         if let token { return token }
@@ -89,6 +113,21 @@ struct DaemonOptions: ParsableArguments {
     /// One validation path: the flags build the daemon's configuration and the configuration
     /// checks itself; its error names the setting, mapped back onto the flag here.
     func validate() throws {
+        func check(_ ok: Bool, _ message: @autoclosure () -> String) throws {
+            if !ok { throw ValidationError(message()) }
+        }
+        try check((64...(64 << 20)).contains(maxURLBytes),
+                  "--max-url-bytes must be between 64 and \(64 << 20) (got \(maxURLBytes))")
+        try check(maxSessionBytes >= 2 * maxURLBytes + 256 && maxSessionBytes <= 1 << 40,
+                  "--max-session-bytes must be at least twice --max-url-bytes plus 256 (\(2 * maxURLBytes + 256)) and at most \(1 << 40) (got \(maxSessionBytes))")
+        for origin in allowControllerOrigin {
+            try check(OriginPolicy.isValidEntry(origin) && origin != "*",
+                      "--allow-controller-origin '\(origin)' is not an origin of the form scheme://host[:port]")
+        }
+        try check(!chromium.isEmpty, "--chromium must not be empty")
+        try check(BrowserOptions.parseViewport(viewport) != nil,
+                  "--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
+        try check(maxSnapshotBytes >= 0, "--max-snapshot-bytes must be at least 0 (got \(maxSnapshotBytes))")
         if let config {
             var st = stat()
             guard stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0 else {
@@ -162,10 +201,22 @@ extension DaemonOptions {
         bridge.maxSessions = maxSessions
         bridge.sessionIdleSeconds = sessionIdleS
         bridge.controllerToken = resolvedToken
+        bridge.maxURLBytes = maxURLBytes
+        bridge.maxSessionBytes = maxSessionBytes
+        bridge.controllerOrigins = allowControllerOrigin
         bridge.trace = logLevel <= .debug
         bridge.countStats = metrics
         var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
         daemon.metricsEnabled = metrics
+        daemon.browser.options.chromium = chromium
+        daemon.browser.options.userAgentSuffix = userAgentSuffix
+        if let size = BrowserOptions.parseViewport(viewport) {
+            daemon.browser.options.viewportWidth = size.width
+            daemon.browser.options.viewportHeight = size.height
+        }
+        daemon.browser.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
+        daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon
     }
 }

@@ -475,7 +475,7 @@ let envelopeCases: [BadFrame] = [
             "deeplink.open", "navigation.back", "navigation.canGoBack", "navigation.navigateToUrl",
             "navigation.popToRoot", "ping", "router.get", "router.perform", "router.resolve", "router.selectTab",
             "session.close", "session.create", "session.get", "session.list", "session.subscribe",
-            "session.unsubscribe",
-        ])
+            "session.screenshot", "session.unsubscribe", "placeholder.snapshot", "webview.click", "webview.evaluate", "webview.type",
+        ].sorted())
     }
 }

@@ -2,20 +2,7 @@ import Testing
 @testable import BridgeProtocol
 
 // Helpers shared by the Bridge*Tests suites: setting up pages and controllers, snapshots of
-// the whole protocol state, and frames that must be refused without changing anything.
-
-/// Everything a bad frame must leave as it was.
-struct BridgeSnapshot: Equatable {
-    var sessionIDs: [String]
-    var engines: [String: SessionEngine]
-    var pages: [String: [ItemID: ClientID]]
-    var subscribers: [String: [String]]
-    var idleSince: [String: Int64?]
-    var allSubscribers: [String]
-    var roles: [ClientID: String]
-    var nextSessionSerial: UInt64
-    var nextControllerNumber: Int
-}
+// the whole protocol state (the Bridge itself), and frames that must be refused without changing anything.
 
 /// A page that said hello: its connection and what the daemon handed it.
 struct PageHandle {
@@ -105,32 +92,9 @@ extension BridgeHarness {
 
     // MARK: Snapshots
 
-    func snapshot() -> BridgeSnapshot {
-        let b = bridge
-        var engines: [String: SessionEngine] = [:]
-        var pages: [String: [ItemID: ClientID]] = [:]
-        var subscribers: [String: [String]] = [:]
-        var idle: [String: Int64?] = [:]
-        for (sid, s) in b.sessions {
-            engines[sid] = s.engine
-            pages[sid] = s.pages
-            subscribers[sid] = s.subscribers.map { "\($0.client):\(String(describing: $0.filter.names?.sorted()))" }
-            idle[sid] = s.idleSince
-        }
-        var roles: [ClientID: String] = [:]
-        for (c, client) in b.clients {
-            switch client.role {
-            case .controller(let info):
-                roles[c] = "controller \(info.name) \(info.number) \(info.handles.sorted()) \(info.sessions)"
-            default:
-                roles[c] = String(describing: client.role)
-            }
-        }
-        return BridgeSnapshot(
-            sessionIDs: b.sessionIDs, engines: engines, pages: pages, subscribers: subscribers, idleSince: idle,
-            allSubscribers: b.allSubscribers.map { "\($0.client):\(String(describing: $0.filter.names?.sorted()))" },
-            roles: roles, nextSessionSerial: b.nextSessionSerial, nextControllerNumber: b.nextControllerNumber)
-    }
+    /// The whole protocol state (a `Bridge` is a value): what a refused frame must leave as
+    /// it was, router trees, tokens and the generator included.
+    func snapshot() -> Bridge<SeededRandom> { bridge }
 
     // MARK: Frames and effects
 
@@ -154,6 +118,8 @@ extension BridgeHarness {
                 closed[c] = code
             case .schedule(let key, let ms):
                 timers[key] = now + Int64(ms) * 1000
+            case .host:
+                break  // browser sessions only; none here
             case .cancel(let key):
                 timers[key] = nil
             }

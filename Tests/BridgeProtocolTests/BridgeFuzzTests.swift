@@ -31,6 +31,19 @@ import Testing
         #expect(listed == f.h.bridge.sessionIDs)
         #expect(f.violations.isEmpty)
     }
+
+    /// The same with a routing configuration: router methods, deep links and tabs mixed in.
+    @Test(arguments: [11, 12, 13] as [UInt64])
+    func randomFramesWithARouter(_ seed: UInt64) {
+        var f = Fuzzer(seed: seed, router: RouterFixture.router(nativeProduct: false, maxDepth: 10))
+        f.run(steps: 1200)
+        for v in f.violations.prefix(20) { Issue.record("seed \(seed): \(v)") }
+        #expect(f.violations.isEmpty)
+        #expect(f.requests > 500, "requests: \(f.requests)")
+        for method in ["hello", "pwa-navigate", "router.get", "router.perform", "deeplink.open"] {
+            #expect(f.succeeded[method, default: 0] > 0, "no successful \(method) (seed \(seed)): \(f.succeeded), refused: \(f.refusedBy)")
+        }
+    }
 }
 
 /// What a frame must get back, judged from its bytes alone (section 2).
@@ -63,12 +76,17 @@ struct Fuzzer {
     var results = 0
     var timeouts = 0
     var succeeded: [String: Int] = [:]
+    /// Refusals by method and error code (`router.selectTab invalid-params`).
+    var refusedBy: [String: Int] = [:]
 
-    init(seed: UInt64) {
+    let routed: Bool
+
+    init(seed: UInt64, router: Router? = nil) {
         configuration = BridgeConfiguration(
             engine: EngineConfiguration(foregroundTimeoutMs: 150, maxStackDepth: 10),
             maxSessions: 6, sessionIdleSeconds: 2)
-        h = BridgeHarness(configuration: configuration, seed: seed)
+        h = BridgeHarness(configuration: configuration, router: router, seed: seed)
+        routed = router != nil
         rng = SeededRandom(seed: seed &* 0x9E37_79B9 &+ 17)
         observer = ClientID(999_999)
         h.bridge.connected(observer, isLoopback: true, at: h.now)
@@ -145,8 +163,14 @@ struct Fuzzer {
     @discardableResult
     mutating func send(_ c: ClientID, bytes: [UInt8]) -> JSONValue? {
         let rule = Self.rule(for: bytes)
+        let before = h.bridge
         h.bridge.received(c, text: bytes, at: h.now)
-        return check(h.bridge.drainEffects(), sender: c, rule: rule, frame: bytes)
+        let effects = h.bridge.drainEffects()
+        let reply = check(effects, sender: c, rule: rule, frame: bytes)
+        if case .one = rule, reply?["error"] != nil, h.bridge != before {
+            violations.append("a refused frame changed the Bridge: \(String(decoding: bytes.prefix(160), as: UTF8.self)) -> \(reply!)")
+        }
+        return reply
     }
 
     static func rule(for bytes: [UInt8]) -> ReplyRule {
@@ -189,6 +213,8 @@ struct Fuzzer {
             case .schedule(let key, let ms):
                 if h.timers[key] != nil { violations.append("timer \(key) scheduled twice") }
                 h.timers[key] = h.now + Int64(ms) * 1000
+            case .host:
+                break  // browser sessions only; none here
             case .cancel(let key):
                 h.timers[key] = nil
             }
@@ -214,6 +240,7 @@ struct Fuzzer {
                 if let v = try? JSONParser.parse(frame), let m = v["method"]?.stringValue { succeeded[m, default: 0] += 1 }
             } else if let reply = replies.first {
                 let code = reply["error"]?["code"]?.stringValue ?? ""
+                if let v = try? JSONParser.parse(frame), let m = v["method"]?.stringValue { refusedBy[m + " " + code, default: 0] += 1 }
                 if ErrorCode(rawValue: code) == nil || code == "internal" {
                     violations.append("error code \(code): \(what)")
                 }
@@ -248,7 +275,7 @@ struct Fuzzer {
         guard case .controller? = h.bridge.clients[to]?.role else { return }
         let controllerEvents: Set<String> = ["session.created", "session.closed", "stack.changed", "foreground.shown",
                                              "foreground.removed", "pwa-rendered", "webview.open", "webview.closed",
-                                             "page.connected", "page.disconnected", "navigate", "pwa-navigated", "app.event"]
+                                             "page.connected", "page.disconnected", "navigate", "pwa-navigated", "app.event", "external.open"]
         if !controllerEvents.contains(name) { violations.append("controller event \(name)") }
         guard let sid = params["session"]?.stringValue else {
             violations.append("controller event \(name) without session")
@@ -280,7 +307,8 @@ struct Fuzzer {
         if b.sessionCount > configuration.maxSessions { violations.append("\(b.sessionCount) sessions") }
         if Set(b.sessionIDs) != Set(foregroundUp.keys) { violations.append("the observer's sessions differ from the daemon's") }
         var liveTimers: Set<TimerKey> = []
-        for (sid, s) in b.sessions {
+        for s in b.sessions.all {
+            let sid = s.id
             let stack = s.engine.stack
             let ids = stack.map(\.id)
             if stack.isEmpty || stack.count > configuration.engine.maxStackDepth { violations.append("\(sid): \(stack.count) items") }
@@ -309,7 +337,10 @@ struct Fuzzer {
                     }
                 }
             }
-            for (w, _) in s.pages where s.engine.webView(w) == nil { violations.append("\(sid): a page for \(w), not on the stack") }
+            // (With a routing configuration a page may wait on a web view of an inactive stack.)
+            for (w, _) in s.pages where s.engine.webView(w) == nil && s.route?.tree.locate(w.description) == nil {
+                violations.append("\(sid): a page for \(w), on no stack")
+            }
         }
         if Set(h.timers.keys) != liveTimers { violations.append("timers \(h.timers.keys.sorted { $0.description < $1.description }) for foregrounds \(liveTimers)") }
     }
@@ -324,7 +355,12 @@ struct Fuzzer {
     }
 
     mutating func someURL() -> String {
-        pick(["http://h/app/", "http://h/app/a", "http://h/app/b?x=1", "http://h/c.html#f", "tt://native/1", "",
+        if routed && chance(60) {
+            if chance(40) { return "https://shop.example/app/home" }  // a session with the app's tabs
+            return pick(["https://shop.example/app/search", "tt://products/\(below(50))", "tt://cart", "tt://settings", "os://search", "tt://account",
+                         "https://shop.example/app/products/\(below(9))/reviews", "https://elsewhere.example/", "tt://nope/x"])
+        }
+        return pick(["http://h/app/", "http://h/app/a", "http://h/app/b?x=1", "http://h/c.html#f", "tt://native/1", "",
               "http://h/app/?bridge_session=s-1&bridge_token=t", "http://h/ü/ẞ", "http://h/\(below(1000))"])
     }
 
@@ -367,8 +403,10 @@ struct Fuzzer {
             if chance(3) { asEvent = true }
         case .page?, .detached?:
             name = pick(["pwa-navigate", "pwa-navigate", "pwa-navigate", "pwa-rendered", "pwa-rendered", "pwa-rendered",
-                         "back", "back", "navigate", "ping", "pwa-navigated", "cart.add", "hello", "session.list"])
+                         "back", "back", "navigate", "ping", "pwa-navigated", "cart.add", "hello", "session.list"]
+                        + (routed ? ["deeplink.open"] : []))
             switch name {
+            case "deeplink.open": params["url"] = .string(someURL())
             case "pwa-navigate":
                 if chance(80) { params["url"] = .string(someURL()) }
                 if chance(30) { params["title"] = .string("T\(below(9))") }
@@ -381,8 +419,28 @@ struct Fuzzer {
         case .controller?:
             name = pick(["session.create", "session.list", "session.get", "session.close", "session.subscribe",
                          "session.unsubscribe", "navigation.navigateToUrl", "navigation.navigateToUrl", "navigation.back",
-                         "navigation.back", "navigation.canGoBack", "navigation.popToRoot", "ping", "pwa-navigate", "bogus"])
+                         "navigation.back", "navigation.canGoBack", "navigation.popToRoot", "ping", "pwa-navigate", "bogus"]
+                        + (routed ? ["router.get", "router.perform", "router.perform", "router.selectTab", "deeplink.open",
+                                     "router.resolve"] : []))
             switch name {
+            case "router.get":
+                params["session"] = .string(someSession())
+            case "router.perform":
+                params["session"] = .string(someSession())
+                params["action"] = pick(["goBack", "popToTop", "resetHome", "toggleDrawer", "bogus",
+                                         ["type": "push", "url": .string(someURL())],
+                                         ["type": "navigate", "url": .string(someURL())],
+                                         ["type": "replace", "url": .string(someURL())],
+                                         ["type": "pop", "count": .int(Int64(below(3)))]])
+            case "router.selectTab":
+                params["session"] = .string(someSession())
+                params["tab"] = .string(pick(["home", "search", "account", "nope"]))
+            case "deeplink.open":
+                params["session"] = .string(someSession())
+                params["url"] = .string(someURL())
+                if chance(30) { params["context"] = ["n": .int(Int64(below(9)))] }
+            case "router.resolve":
+                params["url"] = .string(someURL())
             case "session.create": if chance(70) { params["url"] = .string(someURL()) }
             case "session.close": if chance(25) { params["session"] = .string(someSession()) } else { name = "session.get"; fallthrough }
             case "session.get", "navigation.back", "navigation.canGoBack", "navigation.popToRoot":
@@ -409,7 +467,7 @@ struct Fuzzer {
     }
 
     mutating func currentClaim() -> (session: String, webview: String, token: String)? {
-        let sessions = h.bridge.sessions.values.sorted { $0.serial < $1.serial }
+        let sessions = h.bridge.sessions.all.sorted { $0.serial < $1.serial }
         guard !sessions.isEmpty else { return nil }
         let s = pick(sessions)
         guard !s.engine.webViews.isEmpty else { return nil }

@@ -10,14 +10,16 @@ struct BridgeHarness {
     var timers: [TimerKey: Int64] = [:]
     var nextID: Int64 = 1
 
-    init(configuration: BridgeConfiguration = BridgeConfiguration(), seed: UInt64 = 42) {
-        bridge = Bridge(configuration: configuration, random: SeededRandom(seed: seed))
+    /// A Bridge with `router` (a routing configuration, `--config`) or without.
+    init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, seed: UInt64 = 42) {
+        bridge = Bridge(configuration: configuration, router: router, random: SeededRandom(seed: seed))
     }
 
-    mutating func connect(loopback: Bool = true) -> ClientID {
+    /// A connection; `origin` is the `Origin` header of its upgrade (a browser sends one).
+    mutating func connect(loopback: Bool = true, origin: String? = nil) -> ClientID {
         let c = ClientID(nextClient)
         nextClient += 1
-        bridge.connected(c, isLoopback: loopback, at: now)
+        bridge.connected(c, isLoopback: loopback, origin: origin, at: now)
         inbox[c] = []
         return c
     }
@@ -69,6 +71,8 @@ struct BridgeHarness {
                 closed[c] = code
             case .schedule(let key, let ms):
                 timers[key] = now + Int64(ms) * 1000
+            case .host:
+                break  // browser sessions only; none here
             case .cancel(let key):
                 timers[key] = nil
             }

@@ -33,7 +33,7 @@ import Testing
 
         init(_ configuration: EngineConfiguration) { engine = SessionEngine(configuration: configuration) }
 
-        mutating func learn(_ effects: [SessionEffect]) {
+        mutating func learn(_ effects: [EngineOutput]) {
             for item in engine.stack where knownSet.insert(item.id).inserted { knownIDs.append(item.id) }
             for case .scheduleTimer(let t, _) in effects { timers.append(t) }
         }
@@ -95,7 +95,7 @@ import Testing
         var removed = 0
 
         /// Checks one step; returns the violations.
-        mutating func check(before: SessionEngine, input: SessionInput, effects: [SessionEffect], after: SessionEngine) -> [String] {
+        mutating func check(before: SessionEngine, input: SessionInput, effects: [EngineOutput], after: SessionEngine) -> [String] {
             var problems = EngineCheck.invariantViolations(after)
             let failures = effects.filter { if case .failure = $0 { true } else { false } }
             let replies = effects.filter { if case .reply = $0 { true } else { false } }
@@ -194,7 +194,7 @@ import Testing
             return problems
         }
 
-        static func fits(_ reason: RemovalReason, _ input: SessionInput, _ effects: [SessionEffect]) -> Bool {
+        static func fits(_ reason: RemovalReason, _ input: SessionInput, _ effects: [EngineOutput]) -> Bool {
             switch (reason, input) {
             case (.rendered, .pwaRendered), (.timeout, .timerFired): true
             case (.superseded, .pwaNavigate), (.superseded, .navigateToUrl), (.superseded, .pushNative): true
@@ -207,7 +207,7 @@ import Testing
     }
 
     struct Run {
-        var steps: [(input: SessionInput, at: Int64, effects: [SessionEffect], state: SessionEngine)] = []
+        var steps: [(input: SessionInput, at: Int64, effects: [EngineOutput], state: SessionEngine)] = []
         var problems: [String] = []
     }
 
@@ -221,7 +221,7 @@ import Testing
             let input = driver.input(for: op)
             driver.now += Int64(op.dtMs) * 1000 + Int64(op.pick) + 1
             let before = driver.engine
-            let effects = driver.engine.handle(input, at: driver.now)
+            let effects = driver.engine.outputs(input, at: driver.now)
             driver.learn(effects)
             run.steps.append((input, driver.now, effects, driver.engine))
             let problems = observer.check(before: before, input: input, effects: effects, after: driver.engine)
@@ -255,7 +255,7 @@ import Testing
             let run = Self.run(ops, depth: depth)
             var engine = SessionEngine(configuration: EngineConfiguration(foregroundTimeoutMs: 1000, maxStackDepth: depth))
             for (n, step) in run.steps.enumerated() {
-                let effects = engine.handle(step.input, at: step.at)
+                let effects = engine.outputs(step.input, at: step.at)
                 if effects != step.effects || engine != step.state {
                     Issue.record("replay differs at step \(n) (\(step.input)): \(effects) vs \(step.effects)")
                     return
@@ -301,7 +301,7 @@ import Testing
     }
 }
 
-private extension Array where Element == SessionEffect {
+private extension Array where Element == EngineOutput {
     /// The ids a swap reply removed, for matching the reply.
     var swapRemoved: [ItemID] {
         if case .reply(.back(.swap, let removed))? = first { return removed }

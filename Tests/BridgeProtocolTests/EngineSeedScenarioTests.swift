@@ -9,9 +9,9 @@ import Testing
     @Test func seedScenario() {
         var e = SessionEngine()
         var t: Int64 = 0
-        func step(_ input: SessionInput, advanceMs: Int64 = 10) -> [SessionEffect] {
+        func step(_ input: SessionInput, advanceMs: Int64 = 10) -> [EngineOutput] {
             t += advanceMs * 1000
-            return e.handle(input, at: t)
+            return e.outputs(input, at: t)
         }
 
         // W1 loads.

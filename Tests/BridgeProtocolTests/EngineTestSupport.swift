@@ -55,15 +55,15 @@ struct EngineHarness {
     }
 
     @discardableResult
-    mutating func step(_ input: SessionInput, afterMs: Int64 = 10) -> [SessionEffect] {
+    mutating func step(_ input: SessionInput, afterMs: Int64 = 10) -> [EngineOutput] {
         now += afterMs * 1000
-        return engine.handle(input, at: now)
+        return engine.outputs(input, at: now)
     }
 
     @discardableResult
-    mutating func step(_ input: SessionInput, afterMicroseconds: Int64) -> [SessionEffect] {
+    mutating func step(_ input: SessionInput, afterMicroseconds: Int64) -> [EngineOutput] {
         now += afterMicroseconds
-        return engine.handle(input, at: now)
+        return engine.outputs(input, at: now)
     }
 
     var ids: String { engine.ids }
@@ -223,7 +223,7 @@ enum EngineCheck {
     }
 
     /// The `foregroundRemoved` observations among `effects`.
-    static func removals(_ effects: [SessionEffect]) -> [(webview: ItemID, reason: RemovalReason, latencyMs: Int)] {
+    static func removals(_ effects: [EngineOutput]) -> [(webview: ItemID, reason: RemovalReason, latencyMs: Int)] {
         effects.compactMap {
             if case .observe(.foregroundRemoved(let w, let r, let l)) = $0 { return (w, r, l) }
             return nil
@@ -296,6 +296,43 @@ enum EngineCheck {
         case .webview: .webview
         case .placeholder: .placeholder
         case .native: .native
+        }
+    }
+}
+
+/// The engine's answer followed by its effects, as one list: the form the engine suites write
+/// their expectations in.
+enum EngineOutput: Equatable {
+    case reply(SessionReply)
+    case failure(EngineError)
+    case sendToPage(ItemID, PageEvent)
+    case closePage(ItemID, code: Int)
+    case scheduleTimer(TimerToken, afterMs: Int)
+    case cancelTimer(TimerToken)
+    case observe(Observation)
+
+    init(_ effect: SessionEffect) {
+        switch effect {
+        case .sendToPage(let id, let event): self = .sendToPage(id, event)
+        case .closePage(let id, let code): self = .closePage(id, code: code)
+        case .scheduleTimer(let token, let ms): self = .scheduleTimer(token, afterMs: ms)
+        case .cancelTimer(let token): self = .cancelTimer(token)
+        case .observe(let o): self = .observe(o)
+        }
+    }
+}
+
+extension SessionEngine {
+    /// `handle` as one list: `.reply` then the effects, or the single `.failure` (a failed input
+    /// appends no effect: checked here).
+    mutating func outputs(_ input: SessionInput, at now: Int64) -> [EngineOutput] {
+        var effects: [SessionEffect] = []
+        switch handle(input, at: now, into: &effects) {
+        case .success(let reply):
+            return [.reply(reply)] + effects.map(EngineOutput.init)
+        case .failure(let error):
+            #expect(effects.isEmpty, "a failed \(input) appended \(effects)")
+            return [.failure(error)]
         }
     }
 }

@@ -234,40 +234,46 @@ import Testing
 
     // MARK: Session table
 
-    static func record(_ sid: String, _ serial: UInt64) -> SessionRecord {
-        SessionRecord(id: sid, serial: serial, engine: SessionEngine(configuration: EngineConfiguration()))
+    static func record(_ sid: String, _ serial: UInt64) -> Session {
+        Session(id: sid, serial: serial, engine: SessionEngine(configuration: EngineConfiguration()))
     }
 
-    @Test func sessionTableRemembersOnlyWhatItHolds() {
+    @Test func sessionTableSlots() {
         var t = SessionTable()
-        let a = Self.record("s-a", 1), b = Self.record("s-b", 2)
-        t.insert(a)
-        t.insert(b)
-        #expect(t["s-a"] === a)
-        #expect(t["s-a"] === a)  // remembered
-        #expect(t["s-b"] === b)
-        #expect(t["s-c"] == nil)
-        #expect(t["s-b"] === b)
-        #expect(t.removeValue(forKey: "s-b") === b)
-        #expect(t["s-b"] == nil)  // not the remembered one
-        #expect(t.count == 1 && !t.isEmpty)
-        #expect(Set(t.map(\.key)) == ["s-a"])
-        #expect(t.values.map(\.serial) == [1])
+        t.insert(Self.record("s-a", 1))
+        t.insert(Self.record("s-b", 2))
+        #expect(t["s-a"]?.serial == 1 && t["s-b"]?.serial == 2 && t["s-c"] == nil)
+        #expect(t.count == 2 && !t.isEmpty && t.contains("s-a"))
+        // A session taken out for a request and put back.
+        let i = t.slot(of: "s-a")!
+        var s = t.take(i)
+        s.idleSince = 5
+        t.put(s, at: i)
+        #expect(t["s-a"]?.idleSince == 5)
+        #expect(t.remove("s-b")?.serial == 2)
+        #expect(t["s-b"] == nil && t.count == 1)
+        // A freed slot is reused.
+        t.insert(Self.record("s-c", 3))
+        #expect(t.slot(of: "s-c") == t.slot(of: "s-c") && t.count == 2)
+        #expect(Set(t.all.map(\.id)) == ["s-a", "s-c"])
     }
 
-    @Test func sessionTableCopiesStayIndependent() {
+    @Test func sessionTableCopiesStayIndependentAndCompareByContent() {
         var t = SessionTable()
         t.insert(Self.record("s-a", 1))
         let snapshot = t
-        let c = Self.record("s-c", 3)
-        t.insert(c)
-        #expect(t["s-c"] === c)          // remembered by t...
-        #expect(snapshot["s-c"] == nil)  // ...but the copy never held it
+        t.insert(Self.record("s-c", 3))
+        #expect(t["s-c"] != nil && snapshot["s-c"] == nil)
         var other = snapshot
-        other.removeValue(forKey: "s-a")
-        #expect(t["s-a"]?.serial == 1)
-        #expect(other["s-a"] == nil)
-        #expect(snapshot["s-a"]?.serial == 1)
+        other.remove("s-a")
+        #expect(t["s-a"]?.serial == 1 && other["s-a"] == nil && snapshot["s-a"]?.serial == 1)
+        // Equal content in other slots is equal.
+        var x = SessionTable(), y = SessionTable()
+        x.insert(Self.record("s-1", 1)); x.insert(Self.record("s-2", 2))
+        y.insert(Self.record("s-2", 2)); y.insert(Self.record("s-1", 1))
+        #expect(x == y)
+        y.remove("s-1")
+        #expect(x != y)
     }
 
     // MARK: Frames written from fragments

@@ -1,6 +1,7 @@
 // engine-bench: transitions per second and allocations per transition of the stacking engine.
 //
 //     swift run -c release --package-path Benchmarks engine-bench [--inputs N] [--runs N] [--seed N]
+//     swift run -c release --package-path Benchmarks engine-bench --bookkeeping   # session.create/close at 10k and 40k
 //
 // A seeded pseudo-random workload of realistic sessions (pwa-navigate / pwa-rendered loops,
 // backs, navigateToUrl with the new page connecting, native screens, timers that fire, stale
@@ -63,6 +64,7 @@ func reexecWithInterposer() {
 
 struct Options {
     var inputs = 1_000_000
+    var bookkeeping = false
     var runs = 11
     var seed: UInt64 = 42
 
@@ -78,8 +80,10 @@ struct Options {
             case "--inputs": inputs = parsed(Int(value()), "--inputs takes a positive integer")
             case "--runs": runs = parsed(Int(value()), "--runs takes a positive integer")
             case "--seed": seed = parsed(UInt64(value()), "--seed takes an unsigned integer")
+            case "--bookkeeping": bookkeeping = true
             case "-h", "--help":
                 print("usage: engine-bench [--inputs N (default 1000000)] [--runs N (default 11)] [--seed N (default 42)]")
+                print("       engine-bench --bookkeeping   (session.create and session.close by one controller at 10,000 and 40,000 sessions)")
                 exit(0)
             default: fail("unknown argument \(arguments[i]) (try --help)")
             }
@@ -128,13 +132,13 @@ struct WorkloadGenerator {
     mutating func roll(_ n: UInt64) -> Int { Int(rng.next() % n) }
 
     @discardableResult
-    mutating func feed(_ input: SessionInput, afterMs ms: Int) -> [SessionEffect] {
+    mutating func feed(_ input: SessionInput, afterMs ms: Int) -> Result<SessionReply, EngineError> {
         now += Int64(ms) * 1000 + Int64(roll(1000))
         steps.append(Step(input: input, at: now))
         scratch.removeAll(keepingCapacity: true)
-        engine.handle(input, at: now, into: &scratch)
+        let result = engine.handle(input, at: now, into: &scratch)
         for case .scheduleTimer(let t, _) in scratch { lastTimer = t }
-        return scratch
+        return result
     }
 
     mutating func url() -> String {
@@ -180,8 +184,8 @@ struct WorkloadGenerator {
                 }
             case ..<600:  // back, from the page's header button or from the app
                 let requester = w != nil && roll(2) == 0 ? w?.id : nil
-                let effects = feed(.back(requester: requester, singleTab: singleTab), afterMs: 500 + roll(3000))
-                if case .reply(.back(.swap, _))? = effects.first, let w { settle(w.id) }
+                let result = feed(.back(requester: requester, singleTab: singleTab), afterMs: 500 + roll(3000))
+                if case .success(.back(.swap, _)) = result, let w { settle(w.id) }
             case ..<670:  // a classic navigation: the new page connects
                 let requester = w != nil && roll(4) != 0 ? w?.id : nil
                 feed(.navigateToUrl(url: url(), token: "tok-\(counter)-5c2e9d1f7a64", requester: requester, singleTab: singleTab), afterMs: 500 + roll(3000))
@@ -227,8 +231,8 @@ struct WorkloadGenerator {
 
 // MARK: - Replay
 
-/// Replays every session on a fresh engine; returns the number of effects (so the work cannot
-/// be optimised away).
+/// Replays every session on a fresh engine; returns the number of outputs, each answer and each
+/// effect (so the work cannot be optimised away).
 @inline(never)
 func replay(_ sessions: [Session], into effects: inout [SessionEffect]) -> Int {
     var produced = 0
@@ -237,7 +241,7 @@ func replay(_ sessions: [Session], into effects: inout [SessionEffect]) -> Int {
         for i in session.indices {
             effects.removeAll(keepingCapacity: true)
             engine.handle(session[i].input, at: session[i].at, into: &effects)
-            produced &+= effects.count
+            produced &+= effects.count + 1
         }
     }
     return produced
@@ -250,7 +254,7 @@ func replayReturning(_ sessions: [Session]) -> Int {
     for session in sessions {
         var engine = SessionEngine(configuration: configuration)
         for i in session.indices {
-            produced &+= engine.handle(session[i].input, at: session[i].at).count
+            produced &+= engine.handle(session[i].input, at: session[i].at).effects.count + 1
         }
     }
     return produced
@@ -274,11 +278,11 @@ func kindName(_ input: SessionInput) -> String {
     }
 }
 
-func outcomeName(_ effects: [SessionEffect]) -> String {
-    switch effects.first {
-    case .failure(let e)?: "failure(\(e.code))"
-    case .reply(.back(let action, _))?: action.rawValue
-    case .reply(.pwaRendered(let removed, _))?: removed ? "removed" : "nothing up"
+func outcomeName(_ result: Result<SessionReply, EngineError>) -> String {
+    switch result {
+    case .failure(let e): "failure(\(e.code))"
+    case .success(.back(let action, _)): action.rawValue
+    case .success(.pwaRendered(let removed, _)): removed ? "removed" : "nothing up"
     default: "ok"
     }
 }
@@ -323,6 +327,10 @@ func isDebugBuild() -> Bool {
 }
 
 let options = Options(CommandLine.arguments)
+if options.bookkeeping {
+    bookkeepingBenchmark()
+    exit(0)
+}
 
 // Counting must see the Swift runtime's allocations, or the numbers below would be zero.
 let counting: Bool = {
@@ -357,9 +365,9 @@ do {
         for step in session {
             effects.removeAll(keepingCapacity: true)
             let calls = allocationCalls, bytes = allocationBytes
-            engine.handle(step.input, at: step.at, into: &effects)
+            let result = engine.handle(step.input, at: step.at, into: &effects)
             let dc = allocationCalls - calls, db = allocationBytes - bytes
-            let key = kindName(step.input) + " → " + outcomeName(effects)
+            let key = kindName(step.input) + " → " + outcomeName(result)
             perKind[key, default: KindStats()].count += 1
             perKind[key, default: KindStats()].calls += dc
             perKind[key, default: KindStats()].bytes += db
@@ -431,4 +439,51 @@ print("| --- | ---: | ---: | ---: |")
 for (key, s) in perKind.sorted(by: { $0.value.count > $1.value.count }) {
     let share = Double(s.count) / Double(transitions) * 100
     print("| \(key) | \(fixed(share, 1)) % | \(perTransition(s.calls, s.count, 2)) | \(perTransition(s.bytes, s.count, 0)) |")
+}
+
+// MARK: - Session bookkeeping
+
+/// One controller creates sessions up to `held`, then the time of 1,000 more `session.create`
+/// and of 1,000 `session.close` is measured (the protocol's whole request path, JSON included).
+/// Constant-time bookkeeping gives the same cost per call at 10,000 and 40,000 sessions.
+func bookkeepingBenchmark() {
+    let clock = ContinuousClock()
+    print("| sessions held | session.create | session.close |")
+    print("| ---: | ---: | ---: |")
+    for held in [10_000, 40_000] {
+        var config = BridgeConfiguration()
+        config.maxSessions = held + 2_000
+        var bridge = Bridge(configuration: config, random: SeededRandom(seed: 1))
+        let ctl = ClientID(1)
+        bridge.connected(ctl, isLoopback: true, at: 0)
+        var id = 0
+        func send(_ text: String) -> [BridgeEffect] {
+            id += 1
+            bridge.received(ctl, text: Array(text.utf8), at: 0)
+            return bridge.drainEffects()
+        }
+        _ = send(#"{"id":0,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        for _ in 0..<held { _ = send(#"{"id":1,"method":"session.create","params":{}}"#) }
+        var created: [String] = []
+        let createTime = clock.measure {
+            for _ in 0..<1_000 {
+                for case .send(_, let bytes) in send(#"{"id":2,"method":"session.create","params":{}}"#) {
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    if let r = text.range(of: #""session":""#) {
+                        created.append(String(text[r.upperBound...].prefix(18)))
+                        break
+                    }
+                }
+            }
+        }
+        let closeTime = clock.measure {
+            for sid in created { _ = send(#"{"id":3,"method":"session.close","params":{"session":"\#(sid)"}}"#) }
+        }
+        guard created.count == 1_000, bridge.sessionCount == held else { fail("bookkeeping: \(created.count) sessions created, \(bridge.sessionCount) held") }
+        func us(_ d: Duration) -> String {
+            let c = d.components
+            return fixed((Double(c.seconds) * 1e6 + Double(c.attoseconds) / 1e12) / 1_000, 1) + " µs"
+        }
+        print("| \(held) | \(us(createTime)) | \(us(closeTime)) |")
+    }
 }

@@ -12,6 +12,11 @@
 /// `navigate`/`back`, `RouterMethods.swift` for `router.*` and `deeplink.open`),
 /// `EngineSteps.swift` (running a session's engine and performing its effects), `Events.swift`
 /// (controller events), `Frames.swift` (frames and JSON), `Tokens.swift` (ids and tokens).
+///
+/// A `Bridge` is a value: sessions are structs in its storage, so a copy is an independent
+/// Bridge, and two Bridges compare equal when their whole protocol state (connections,
+/// sessions with their engines and routing trees, subscriptions, counters, the generator, the
+/// effects not yet drained) is equal.
 public struct Bridge<RNG: RandomNumberGenerator> {
     public let configuration: BridgeConfiguration
     /// The routing configuration (`--config`); nil: every session is one stack, as the contract.
@@ -24,22 +29,21 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var nextSessionSerial: UInt64 = 1
     var nextControllerNumber = 1
     /// Controllers subscribed to every session, in the order they subscribed.
-    var allSubscribers: [(client: ClientID, filter: EventFilter)] = []
+    var allSubscribers: [Subscriber] = []
 
     var effects: [BridgeEffect] = []
-    /// Scratch space for the frames being written (see `sendResult`); each frame leaves as an
-    /// exact-size copy.
-    var frameWriter = JSONWriter(capacity: 4096)
-    var engineEffects: [SessionEffect] = []
-    /// The transitions of the router action being flushed (its `stack.changed` carries them
-    /// instead of a diff of the tree).
-    var routerTransitions: [Transition]?
-    /// Where the reply of the router action being performed goes (see `writeOutcome`).
-    var replyMark: Int?
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
-    /// Counters for the daemon's metrics (see BridgeStats).
+    /// Sessions created with `browser: true` (see Bridge+Host.swift).
+    var browserSessions: Set<String> = []
+    /// Counters for the daemon's metrics (see BridgeStats; not protocol state: not compared).
     public var stats = BridgeStats()
+
+    /// Storage reused from request to request, empty between requests (not state): the frame
+    /// being written (see `sendResult`; each frame leaves as an exact-size copy) and the list of
+    /// a step's engine effects (see `run`).
+    var frameWriter = JSONWriter(capacity: 4096)
+    var effectStorage: [SessionEffect] = []
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {
         self.configuration = configuration
@@ -47,7 +51,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         self.rng = random
         stats.enabled = configuration.countStats
         effects.reserveCapacity(16)
-        engineEffects.reserveCapacity(16)
+        effectStorage.reserveCapacity(16)
     }
 
     // MARK: Host entry points
@@ -76,10 +80,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     @_specialize(exported: true, where RNG == RecordableRandom)
-    /// `origin`: the `Origin` header of the connection's upgrade (nil: none, a non-browser
-    /// client); the controller rule for browser origins is applied to it.
     public mutating func connected(_ client: ClientID, isLoopback: Bool, origin: String? = nil, at now: Int64) {
-        clients[client] = Client(isLoopback: isLoopback, role: .fresh)
+        clients[client] = Client(isLoopback: isLoopback, origin: origin, role: .fresh)
     }
 
     @_specialize(exported: true, where RNG == RecordableRandom)
@@ -119,16 +121,18 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
         case .page(let sid, let webview):
-            guard sessions[sid]?.pages[webview] == client else { return }
-            sessions[sid]!.pages[webview] = nil
-            _ = step(sid, .pageDisconnected(webview), now: now)
-            flush(sid, cause: "disconnect", now: now)
-            updateIdle(sid, now: now)
+            withSession(sid) { b, s in
+                guard s.pages[webview] == client else { return }
+                s.pages[webview] = nil
+                b.run(&s, .pageDisconnected(webview), cause: "disconnect", now: now)
+            }
         case .controller(let info):
             allSubscribers.removeAll { $0.client == client }
             for sid in info.sessions {
-                sessions[sid]?.subscribers.removeAll { $0.client == client }
-                updateIdle(sid, now: now)
+                withSession(sid) { b, s in
+                    s.subscribers.removeAll { $0.client == client }
+                    b.updateIdle(&s, now: now)
+                }
             }
         case .fresh, .detached:
             break
@@ -139,11 +143,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     @_specialize(exported: true, where RNG == RecordableRandom)
     public mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
-        if case .success = step(sid, .timerFired(key.token), now: now) {
-            flush(sid, cause: "timer", now: now)
-        } else {
-            engineEffects.removeAll(keepingCapacity: true)
-        }
+        withSession(sid) { b, s in b.run(&s, .timerFired(key.token), cause: "timer", now: now) }
     }
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
@@ -152,8 +152,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     public mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
-        for (sid, s) in sessions {
-            if let since = s.idleSince, now - since >= limit { expired.append((s.serial, sid)) }
+        for s in sessions.all {
+            if let since = s.idleSince, now - since >= limit { expired.append((s.serial, s.id)) }
         }
         for (_, sid) in expired.sorted(by: { $0.0 < $1.0 }) {
             closeSession(sid, reason: "idle", now: now)
@@ -167,7 +167,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// Session ids, oldest first.
     public var sessionIDs: [String] {
-        sessions.values.sorted { $0.serial < $1.serial }.map(\.id)
+        sessions.all.sorted { $0.serial < $1.serial }.map(\.id)
     }
 
     public func engine(of session: String) -> SessionEngine? { sessions[session]?.engine }
@@ -193,13 +193,16 @@ extension Bridge {
                 return
             }
             do throws(ProtocolError) {
-                try hello(client, id: id, p, isLoopback: c.isLoopback, now: now)
+                try hello(client, id: id, p, c, now: now)
             } catch {
                 sendError(client, id: id, error)
             }
         case .page(let sid, let webview):
-            do throws(ProtocolError) {
-                try pageRequest(client, id: id, method: method, p, session: sid, webview: webview, now: now)
+                do throws(ProtocolError) {
+                let found = try withSession(sid) { (b, s) throws(ProtocolError) in
+                    try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
+                }
+                if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
             } catch {
                 sendError(client, id: id, error)
             }
@@ -227,9 +230,38 @@ extension Bridge {
             return
         }
         do throws(ProtocolError) {
-            try pageEvent(client, name: name, Params(params), session: sid, webview: webview, now: now)
+            try withSession(sid) { (b, s) throws(ProtocolError) in
+                try b.pageEvent(client, name: name, Params(params), session: &s, webview: webview, now: now)
+            }
         } catch {
             sendError(client, id: nil, error)
         }
+    }
+}
+
+// MARK: - Sessions, reached once per request
+
+extension Bridge {
+    /// Runs `body` with session `sid` and the rest of the Bridge, each as a value of its own
+    /// (the session is taken out of its slot for the call and put back). Nil, without calling
+    /// `body`, when there is no such session. `body` must not reach the same session again.
+    @discardableResult
+    mutating func withSession<R, E: Error>(_ sid: String, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
+        guard let i = sessions.slot(of: sid) else { return nil }
+        var s = sessions.take(i)
+        defer { sessions.put(s, at: i) }
+        return try body(&self, &s)
+    }
+}
+
+extension Bridge: Equatable where RNG: Equatable {
+    /// The whole protocol state; the storage reused between requests and the metrics counters
+    /// are not compared.
+    public static func == (a: Bridge, b: Bridge) -> Bool {
+        a.configuration == b.configuration && a.router == b.router && a.rng == b.rng && a.clients == b.clients
+            && a.sessions == b.sessions && a.sessionIDBySerial == b.sessionIDBySerial
+            && a.nextSessionSerial == b.nextSessionSerial && a.nextControllerNumber == b.nextControllerNumber
+            && a.allSubscribers == b.allSubscribers && a.effects == b.effects && a.traceLines == b.traceLines
+            && a.browserSessions == b.browserSessions
     }
 }

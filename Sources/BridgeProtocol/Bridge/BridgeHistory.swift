@@ -27,24 +27,25 @@ extension Bridge {
 
     /// What the host's hooks see of every observation: counters, and the tokens of new web
     /// views (kept after they close, for `returnToClosedWebView`).
-    mutating func noteObservation(_ sid: String, _ observation: Observation) {
+    mutating func noteObservation(_ s: inout Session, _ observation: Observation) {
         stats.observe(observation)
-        if case .webviewOpen(let webview, _, let token) = observation { rememberToken(sid, webview, token) }
+        if case .webviewOpen(let webview, _, let token) = observation { rememberToken(&s, webview, token) }
     }
 
     /// Keeps the token of a new web view for after it closes (at most `pastTokenLimit`).
-    mutating func rememberToken(_ sid: String, _ webview: ItemID, _ token: String) {
-        guard let s = sessions[sid] else { return }
+    func rememberToken(_ s: inout Session, _ webview: ItemID, _ token: String) {
         if s.pastTokens.count >= Self.pastTokenLimit, let oldest = s.pastTokens.keys.min(by: { $0.number < $1.number }) {
             s.pastTokens[oldest] = nil
         }
         s.pastTokens[webview] = token
     }
 
-    /// A history `hello` claiming web view `webview` of `sid`, whose page is now connected
-    /// (`previousURL` was its url before the claim): the stack is cut back to it.
-    mutating func returnByHistory(_ sid: String, to webview: ItemID, url: String?, previousURL: String?, now: Int64) {
-        guard let s = sessions[sid], let index = s.engine.index(of: webview) else { return }
+    /// A history `hello` claiming web view `webview` of the session, whose page is now connected
+    /// (`previousURL` was its url before the claim): the stack is cut back to it; the engine's
+    /// effects are appended to `list`.
+    mutating func returnByHistory(_ s: inout Session, to webview: ItemID, url: String?, previousURL: String?,
+                                  into list: inout [SessionEffect], now: Int64) {
+        guard let index = s.engine.index(of: webview) else { return }
         let stack = s.engine.stack
         var start = index  // the web view's placeholders from here up are dropped
         if let url, url != previousURL {
@@ -65,41 +66,44 @@ extension Bridge {
         for i in start..<index { removed.append(stack[i].id) }
         for i in (index + 1)..<stack.count { removed.append(stack[i].id) }
         for id in removed where id.kind == .webview { stats.back(.pop) }
-        let singleTab = handler(of: "webview.open", in: sid) == nil
-        _ = step(sid, .adopt(stack: newStack, removed: removed, singleTab: singleTab,
-                             nextIDs: IDCounters(webview: 0, placeholder: 0, native: 0)), now: now)
+        let singleTab = handler(of: "webview.open", in: s) == nil
+        s.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab,
+                               nextIDs: IDCounters(webview: 0, placeholder: 0, native: 0)), at: now, into: &list)
     }
 
     /// A history `hello` claiming a web view that is no longer on the stack (Forward after
-    /// Back). Returns false when `webviewText` is not a closed web view of `sid` (the caller
-    /// then answers as for any unknown web view).
-    mutating func returnToClosedWebView(_ client: ClientID, id: Int64, sid: String, webviewText: String, token: String,
+    /// Back). Returns false when `webviewText` is not a closed web view of the session (the
+    /// caller then answers as for any unknown web view).
+    mutating func returnToClosedWebView(_ client: ClientID, id: Int64, _ s: inout Session, webviewText: String, token: String,
                                         url: String?, now: Int64) throws(ProtocolError) -> Bool {
-        guard let s = sessions[sid], let old = ItemID(parsing: webviewText), old.kind == .webview,
-              !exists(old, in: sid), let expected = s.pastTokens[old] else { return false }
+        guard let old = ItemID(parsing: webviewText), old.kind == .webview,
+              !exists(old, in: s), let expected = s.pastTokens[old] else { return false }
         guard Self.constantTimeEquals(expected, token) else {
             throw ProtocolError(.notAllowed, "wrong token for \(old)")
         }
         guard let url, !url.isEmpty else {
             throw ProtocolError(.invalidParams, "\"url\" is required to come back to a closed web view")
         }
+        try checkPush(&s, url: url, title: nil)
+        let saved = rng
         let newToken = randomHex(bytes: 16)
         // Not single-tab: the tab is already here; nobody is sent `load`.
-        switch step(sid, .navigateToUrl(url: url, token: newToken, requester: nil, singleTab: false), now: now) {
+        var list = takeEffectStorage()
+        defer { returnEffectStorage(&list) }
+        switch s.engine.handle(.navigateToUrl(url: url, token: newToken, requester: nil, singleTab: false), at: now, into: &list) {
         case .success(.navigateToUrl(let webview, _)):
             s.pastTokens[old] = nil  // one way back only
-            sessions[sid]!.pages[webview] = client
-            clients[client]?.role = .page(session: sid, webview: webview)
-            _ = step(sid, .pageConnected(webview, url: url), now: now)
-            writeHelloResult(client, id: id, session: sid, webview: webview)
-            flush(sid, cause: "history", now: now)
-            updateIdle(sid, now: now)
+            s.pages[webview] = client
+            clients[client]?.role = .page(session: s.id, webview: webview)
+            s.engine.handle(.pageConnected(webview, url: url), at: now, into: &list)
+            writeHelloResult(client, id: id, &s, webview: webview)
+            flush(&list, &s, cause: "history", now: now)
             return true
         case .success:
-            flush(sid, cause: "history", now: now)
+            flush(&list, &s, cause: "history", now: now)
             return true
         case .failure(let e):
-            engineEffects.removeAll(keepingCapacity: true)
+            rng = saved
             throw ProtocolError(e)
         }
     }

@@ -27,6 +27,8 @@ public enum BridgeEffect: Equatable, Sendable {
     /// Call `timerFired(_:at:)` with this key after `afterMs` milliseconds.
     case schedule(TimerKey, afterMs: Int)
     case cancel(TimerKey)
+    /// Work for the host's browser (browser sessions only; see `HostCall`).
+    case host(HostCall)
 }
 
 /// The daemon's protocol settings; defaults are the contract's.
@@ -41,6 +43,18 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var controllerToken: String?
     /// Reported by `hello` to controllers and by `/healthz`.
     public var version: String
+    /// `--max-url-bytes`: the longest url or title a request or event may carry (UTF-8 bytes);
+    /// longer ones are refused with `invalid-params`. Browsers and CDNs stop near 8 KiB.
+    public var maxURLBytes: Int = 8 * 1024
+    /// `--max-session-bytes`: the most bytes of urls and titles one session may hold (every item
+    /// of its stacks, plus 64 per item); what would take it over is refused with
+    /// `limit-exceeded`.
+    public var maxSessionBytes: Int = 1024 * 1024
+    /// `--allow-controller-origin`: browser origins (`http://localhost:5173`) whose pages may
+    /// say `hello` as a controller without the token. Without a configured token, a controller
+    /// `hello` on a connection whose upgrade carried an `Origin` header is refused unless the
+    /// origin is listed here (a stricter rule than the contract's "loopback peers").
+    public var controllerOrigins: [String] = []
     /// Keep a human-readable line for every transition (stacks in the seed's notation,
     /// foregrounds, late `pwa-rendered`), for the daemon's log. Off by default: it costs a
     /// string per transition.
@@ -61,6 +75,19 @@ public struct BridgeConfiguration: Sendable, Equatable {
         self.controllerToken = controllerToken
         self.version = version
     }
+
+    /// Whether a page of `origin` may be a controller without the token (ASCII case and a
+    /// trailing `/` are ignored).
+    public func allowsControllerOrigin(_ origin: String) -> Bool {
+        let o = Self.normalizedOrigin(origin)
+        return controllerOrigins.contains { Self.normalizedOrigin($0) == o }
+    }
+
+    static func normalizedOrigin(_ origin: String) -> String {
+        var o = origin.lowercased()
+        while o.hasSuffix("/") { o.removeLast() }
+        return o
+    }
 }
 
 /// The protocol's error codes (section 2).
@@ -76,6 +103,8 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case unknownRoute = "unknown-route"
     case conflict = "conflict"
     case limitExceeded = "limit-exceeded"
+    /// The browser of a browser session failed; the message is the browser's.
+    case browserError = "browser-error"
     case `internal` = "internal"
 }
 

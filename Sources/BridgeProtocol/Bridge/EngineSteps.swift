@@ -2,59 +2,56 @@
 /// timers, observations).
 extension Bridge {
 
-    /// Runs `input` on the session's engine. The reply (or failure) is returned; the other
-    /// effects wait in `engineEffects` for `flush`.
-    mutating func step(_ sid: String, _ input: SessionInput, now: Int64) -> Result<SessionReply, EngineError> {
-        guard sessions[sid] != nil else { return .failure(.closed) }
-        let start = engineEffects.count
-        var buffer: [SessionEffect] = []
-        swap(&buffer, &engineEffects)
-        sessions[sid]!.engine.handle(input, at: now, into: &buffer)
-        swap(&buffer, &engineEffects)
-        switch start < engineEffects.count ? engineEffects[start] : nil {
-        case .reply(let r)?: return .success(r)
-        case .failure(let e)?: return .failure(e)
-        default: return .failure(.invalid("the engine gave no answer"))
-        }
+    /// Runs `input` on the session's engine; `answer` writes the reply (or the error) for
+    /// whoever asked, then the engine's effects are performed: a reply always precedes the events
+    /// its request caused, and no step's effects can be left unperformed.
+    mutating func run(_ s: inout Session, _ input: SessionInput, cause: String, now: Int64,
+                      answer: (inout Self, inout Session, Result<SessionReply, EngineError>) -> Void = { _, _, _ in }) {
+        var list = takeEffectStorage()
+        let result = s.engine.handle(input, at: now, into: &list)
+        answer(&self, &s, result)
+        flush(&list, &s, cause: cause, now: now)
+        returnEffectStorage(&list)
     }
 
-    /// Performs the effects of the last `step` for session `sid`. With a routing configuration
-    /// the tree is first brought in step with the engine; the transitions from the tree before to
-    /// the tree after (those of `routerTransitions` for a router action) are returned and
-    /// carried by `stack.changed`.
-    @discardableResult
-    mutating func flush(_ sid: String, cause: String, now: Int64) -> [Transition] {
+    /// An empty list with the capacity kept from the previous steps (no allocation per step).
+    mutating func takeEffectStorage() -> [SessionEffect] {
         var list: [SessionEffect] = []
-        swap(&list, &engineEffects)
-        defer {
-            // (Element by element: removeAll(keepingCapacity:) goes through the generic
-            // replaceSubrange, several times dearer for the handful of effects of a step.)
-            while !list.isEmpty { list.removeLast() }
-            swap(&list, &engineEffects)
-        }
-        guard let serial = sessions[sid]?.serial else { return [] }
-        let transitions = sessions[sid]?.route == nil ? [] : (routerTransitions ?? syncTree(sid))
+        swap(&list, &effectStorage)
+        return list
+    }
+
+    /// Empties `list` and keeps its storage for the next step.
+    mutating func returnEffectStorage(_ list: inout [SessionEffect]) {
+        // (Element by element: removeAll(keepingCapacity:) goes through the generic
+        // replaceSubrange, several times dearer for the handful of effects of a step.)
+        while !list.isEmpty { list.removeLast() }
+        swap(&list, &effectStorage)
+    }
+
+    /// Performs the effects of a step of session `s`. With a routing configuration the tree is
+    /// first brought in step with the engine; the transitions from the tree before to the tree
+    /// after (or `transitions`, a router action's own) are carried by `stack.changed`.
+    mutating func flush(_ list: inout [SessionEffect], _ s: inout Session, cause: String, transitions given: [Transition]? = nil, now: Int64) {
+        let transitions = s.route == nil ? [] : (given ?? syncTree(&s))
         for effect in list {
             switch effect {
-            case .reply, .failure:
-                continue
             case .sendToPage(let webview, let event):
-                guard let client = sessions[sid]?.pages[webview] else { continue }
-                sendPageEvent(client, sid, event)
+                guard let client = s.pages[webview] else { continue }
+                sendPageEvent(client, s.id, event)
             case .closePage(let webview, let code):
-                guard let client = sessions[sid]?.pages.removeValue(forKey: webview) else { continue }
-                clients[client]?.role = .detached(session: sid, webview: webview, why: "its page was sent away or closed")
+                guard let client = s.pages.removeValue(forKey: webview) else { continue }
+                clients[client]?.role = .detached(session: s.id, webview: webview, why: "its page was sent away or closed")
                 effects.append(.close(client, code: code, reason: ""))
             case .scheduleTimer(let token, let ms):
-                effects.append(.schedule(TimerKey(session: serial, token: token), afterMs: ms))
+                effects.append(.schedule(TimerKey(session: s.serial, token: token), afterMs: ms))
             case .cancelTimer(let token):
-                effects.append(.cancel(TimerKey(session: serial, token: token)))
+                effects.append(.cancel(TimerKey(session: s.serial, token: token)))
             case .observe(let observation):
-                observe(sid, observation, cause: cause, transitions: transitions)
+                observe(&s, observation, cause: cause, transitions: transitions)
             }
         }
-        updateIdle(sid, now: now)
-        return transitions
+        updateIdle(&s, now: now)
     }
 
     mutating func sendPageEvent(_ client: ClientID, _ sid: String, _ event: PageEvent) {

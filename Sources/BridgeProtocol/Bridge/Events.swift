@@ -1,67 +1,65 @@
 /// Controller events: what each observation of the engine becomes, who receives it, and the
 /// controllers that handle a session's `navigate` and `webview.open`.
 extension Bridge {
-    mutating func observe(_ sid: String, _ observation: Observation, cause: String, transitions: [Transition]) {
-        if configuration.trace { trace(sid, observation, cause: cause) }
-        noteObservation(sid, observation)
+    mutating func observe(_ s: inout Session, _ observation: Observation, cause: String, transitions: [Transition]) {
+        if configuration.trace { trace(s, observation, cause: cause) }
+        noteObservation(&s, observation)
+        let sid = s.id
         switch observation {
         case .stackChanged:
-            if sessions[sid]?.route != nil {
-                emitStackChanged(sid, cause: cause, transitions: transitions)
+            if s.route != nil {
+                emitStackChanged(&s, cause: cause, transitions: transitions)
                 return
             }
-            guard hasSubscribers(sid, "stack.changed") else { return }
-            let stack = stackJSON(sid)
-            emit(sid, "stack.changed") { w in
+            guard hasSubscribers(s, "stack.changed") else { return }
+            let stack = stackJSON(&s)
+            emit(s, "stack.changed") { w in
                 w.key("stack"); w.raw(stack)
                 w.key("cause"); w.string(cause)
             }
         case .foregroundShown(let webview, let kind, let timeoutMs):
-            emit(sid, "foreground.shown") { w in
+            emit(s, "foreground.shown") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("kind"); w.string(kind.rawValue)
                 w.key("timeoutMs"); w.int(Int64(timeoutMs))
             }
         case .foregroundRemoved(let webview, let reason, let latencyMs):
-            emit(sid, "foreground.removed") { w in
+            emit(s, "foreground.removed") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("reason"); w.string(reason.rawValue)
                 w.key("latencyMs"); w.int(Int64(latencyMs))
             }
         case .pwaRendered(let webview, let removed, let late):
-            emit(sid, "pwa-rendered") { w in
+            emit(s, "pwa-rendered") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("removed"); w.bool(removed)
                 w.key("late"); w.bool(late)
             }
-        case .pwaNavigated(let webview, let url):
-            emit(sid, "pwa-navigated") { w in
-                w.key("webview"); w.string(webview.description)
-                w.key("url"); w.string(url)
-            }
+        case .pwaNavigated:
+            break  // announced by the page event's handler, with the page's `source`
         case .webviewOpen(let webview, let url, let token):
             let pageUrl = PageURL.withClaim(url, session: sid, webview: webview, token: token)
-            emit(sid, "webview.open") { w in
+            emit(s, "webview.open") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("url"); w.string(url)
                 w.key("token"); w.string(token)
                 w.key("pageUrl"); w.string(pageUrl)
             }
         case .webviewClosed(let webview):
-            emit(sid, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
+            emit(s, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
         case .pageConnected(let webview):
-            emit(sid, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+            emit(s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
         case .pageDisconnected(let webview):
-            emit(sid, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
+            emit(s, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
         }
     }
 
     /// A line for people watching the daemon's log (`BridgeConfiguration.trace`).
-    mutating func trace(_ sid: String, _ observation: Observation, cause: String) {
+    mutating func trace(_ s: Session, _ observation: Observation, cause: String) {
         let line: String
         switch observation {
         case .stackChanged:
-            line = "\(cause): \(sessions[sid]?.engine.rendering ?? "")"
+            line = "\(cause): \(s.engine.rendering)"
         case .foregroundShown(let webview, let kind, let timeoutMs):
             line = "foreground \(kind.rawValue) over \(webview) (fallback in \(timeoutMs) ms)"
         case .foregroundRemoved(let webview, let reason, let latencyMs):
@@ -80,19 +78,19 @@ extension Bridge {
         case .pwaNavigated:
             return
         }
-        traceLines.append("\(sid) \(line)")
+        traceLines.append("\(s.id) \(line)")
     }
 
 
-    func hasSubscribers(_ sid: String, _ name: String) -> Bool {
-        if let s = sessions[sid], s.subscribers.contains(where: { $0.filter.allows(name) }) { return true }
+    func hasSubscribers(_ s: Session, _ name: String) -> Bool {
+        if s.subscribers.contains(where: { $0.filter.allows(name) }) { return true }
         return allSubscribers.contains { $0.filter.allows(name) }
     }
 
     /// Sends event `name` with `session` and the body's fields to every controller subscribed to
     /// the session whose filter takes it; each controller gets it once.
-    mutating func emit(_ sid: String, _ name: String, _ body: (inout JSONWriter) -> Void) {
-        guard let s = sessions[sid] else { return }
+    mutating func emit(_ s: Session, _ name: String, _ body: (inout JSONWriter) -> Void) {
+        let sid = s.id
         var recipients: [ClientID] = []
         for sub in s.subscribers where sub.filter.allows(name) { recipients.append(sub.client) }
         for sub in allSubscribers where sub.filter.allows(name) && !recipients.contains(sub.client) {
@@ -112,13 +110,13 @@ extension Bridge {
     }
 
     /// The earliest-connected controller that handles `name` and is subscribed to the session.
-    func handler(of name: String, in sid: String) -> ClientID? {
+    func handler(of name: String, in s: Session) -> ClientID? {
         var best: (number: Int, client: ClientID)?
         func consider(_ client: ClientID) {
             guard case .controller(let info)? = clients[client]?.role, info.handles.contains(name) else { return }
             if best == nil || info.number < best!.number { best = (info.number, client) }
         }
-        if let s = sessions[sid] { for sub in s.subscribers { consider(sub.client) } }
+        for sub in s.subscribers { consider(sub.client) }
         for sub in allSubscribers { consider(sub.client) }
         return best?.client
     }

@@ -64,8 +64,7 @@ extension Bridge {
     // MARK: Stacks and sessions as JSON
 
     /// The session's stack as JSON, cached until the engine changes.
-    mutating func stackJSON(_ sid: String) -> [UInt8] {
-        guard let s = sessions[sid] else { return Array("[]".utf8) }
+    func stackJSON(_ s: inout Session) -> [UInt8] {
         let version = s.engine.version
         if s.stackCacheVersion == version { return s.stackCache }
         var w = JSONWriter(capacity: 64 + 128 * s.engine.stack.count)
@@ -118,8 +117,8 @@ extension Bridge {
         w.endArray()
     }
 
-    func writeForeground(_ sid: String, into w: inout JSONWriter, now: Int64) {
-        guard let fg = sessions[sid]?.engine.foreground else {
+    static func writeForeground(_ s: Session, into w: inout JSONWriter, now: Int64) {
+        guard let fg = s.engine.foreground else {
             w.null()
             return
         }
@@ -133,11 +132,11 @@ extension Bridge {
 
     func writeSessionArray(into w: inout JSONWriter, now: Int64) {
         w.beginArray()
-        for s in sessions.values.sorted(by: { $0.serial < $1.serial }) {
+        for s in sessions.all.sorted(by: { $0.serial < $1.serial }) {
             w.beginObject()
             w.key("session"); w.string(s.id)
             w.key("stack"); Self.writeStack(s.engine.stack, into: &w)
-            w.key("foreground"); writeForeground(s.id, into: &w, now: now)
+            w.key("foreground"); Self.writeForeground(s, into: &w, now: now)
             w.endObject()
         }
         w.endArray()

@@ -1,6 +1,6 @@
 /// The handshake (contract section 3): `hello` from pages and controllers.
 extension Bridge {
-    mutating func hello(_ client: ClientID, id: Int64, _ p: Params, isLoopback: Bool, now: Int64) throws(ProtocolError) {
+    mutating func hello(_ client: ClientID, id: Int64, _ p: Params, _ c: Client, now: Int64) throws(ProtocolError) {
         guard let version = try p.optionalInt("protocol") else {
             throw ProtocolError(.invalidParams, "\"protocol\" is required (1)")
         }
@@ -8,8 +8,8 @@ extension Bridge {
         let role = try p.string("role")
         switch role {
         case "page": try helloPage(client, id: id, p, now: now)
-        case "controller": try helloController(client, id: id, p, isLoopback: isLoopback, now: now)
-        case "observer": try helloObserver(client, id: id, p, isLoopback: isLoopback)
+        case "controller": try helloController(client, id: id, p, c, now: now)
+        case "observer": try helloObserver(client, id: id, p, isLoopback: c.isLoopback)
         default: throw ProtocolError(.invalidParams, "\"role\" must be \"page\", \"controller\" or \"observer\"")
         }
     }
@@ -24,61 +24,76 @@ extension Bridge {
             guard webviewParam == nil, tokenParam == nil else {
                 throw ProtocolError(.invalidParams, "\"webview\" and \"token\" go with \"session\"")
             }
-            let sid = try createSession(url: url ?? "", connectedBy: client, subscriber: nil, now: now)
-            let w1 = ItemID.webview(1)
-            clients[client]?.role = .page(session: sid, webview: w1)
-            writeHelloResult(client, id: id, session: sid, webview: w1)
-            emit(sid, "session.created") { _ in }
-            flush(sid, cause: "hello", now: now)
+            try checkURL(url, "url")
+            try createSession(url: url ?? "", connectedBy: client, subscriber: nil, cause: "hello", now: now) { b, s in
+                let w1 = ItemID.webview(1)
+                b.clients[client]?.role = .page(session: s.id, webview: w1)
+                b.writeHelloResult(client, id: id, &s, webview: w1)
+            }
             return
         }
         guard let webviewText = webviewParam, let token = tokenParam else {
             throw ProtocolError(.invalidParams, "claiming a web view needs \"session\", \"webview\" and \"token\"")
         }
-        guard let session = sessions[sid] else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        try checkURL(url, "url")
         let history = Self.isHistoryHello(p)
-        if history, try returnToClosedWebView(client, id: id, sid: sid, webviewText: webviewText, token: token, url: url, now: now) {
+        let found = try withSession(sid) { (b, s) throws(ProtocolError) in
+            try b.claim(client, id: id, &s, webviewText: webviewText, token: token, url: url, history: history, now: now)
+        }
+        if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+    }
+
+    /// A page's `hello` for an existing web view: the newest claim wins.
+    mutating func claim(_ client: ClientID, id: Int64, _ s: inout Session, webviewText: String, token: String, url: String?,
+                        history: Bool, now: Int64) throws(ProtocolError) {
+        let sid = s.id
+        if history, try returnToClosedWebView(client, id: id, &s, webviewText: webviewText, token: token, url: url, now: now) {
             return
         }
-        guard let webview = ItemID(parsing: webviewText), webview.kind == .webview, exists(webview, in: sid),
-              let expectedToken = self.token(of: webview, in: sid) else {
+        guard let webview = ItemID(parsing: webviewText), webview.kind == .webview, exists(webview, in: s),
+              let expectedToken = self.token(of: webview, in: s) else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(webviewText)\" on its stack")
         }
         guard Self.constantTimeEquals(expectedToken, token) else {
             throw ProtocolError(.notAllowed, "wrong token for \(webview)")
         }
-        if let old = session.pages[webview], old != client {
-            // The newest claim wins.
-            sessions[sid]!.pages[webview] = nil
+        if let old = s.pages[webview], old != client {
+            s.pages[webview] = nil
             clients[old]?.role = .detached(session: sid, webview: webview, why: "replaced by a newer page")
             sendEvent(old, "closed") { w in w.key("reason"); w.string("replaced") }
             effects.append(.close(old, code: 1000, reason: "replaced"))
-            emit(sid, "page.disconnected") { w in
+            emit(s, "page.disconnected") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("reason"); w.string("replaced")
             }
         }
-        sessions[sid]!.pages[webview] = client
+        s.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
-        if let before = sessions[sid]!.engine.webView(webview) {
-            _ = step(sid, .pageConnected(webview, url: url), now: now)
-            if history { returnByHistory(sid, to: webview, url: url, previousURL: before.url, now: now) }
-            writeHelloResult(client, id: id, session: sid, webview: webview)
-            flush(sid, cause: history ? "history" : "hello", now: now)
+        if browserSessions.contains(sid) {
+            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview.description)))
+        }
+        if let before = s.engine.webView(webview) {
+            var list = takeEffectStorage()
+            s.engine.handle(.pageConnected(webview, url: url), at: now, into: &list)
+            if history { returnByHistory(&s, to: webview, url: url, previousURL: before.url, into: &list, now: now) }
+            writeHelloResult(client, id: id, &s, webview: webview)
+            flush(&list, &s, cause: history ? "history" : "hello", now: now)
+            returnEffectStorage(&list)
         } else {
             // A web view of another stack of the tree (an inactive tab): its page waits there.
-            writeHelloResult(client, id: id, session: sid, webview: webview)
-            emit(sid, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+            writeHelloResult(client, id: id, &s, webview: webview)
+            emit(s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
         }
-        updateIdle(sid, now: now)
+        updateIdle(&s, now: now)
     }
 
-    mutating func writeHelloResult(_ client: ClientID, id: Int64, session sid: String, webview: ItemID) {
-        guard let s = sessions[sid], let token = token(of: webview, in: sid) else { return }
+    mutating func writeHelloResult(_ client: ClientID, id: Int64, _ s: inout Session, webview: ItemID) {
+        guard let token = token(of: webview, in: s) else { return }
         let routeItem = s.route.flatMap { r in r.tree.locate(webview.description).flatMap { r.tree[$0.stack]?[$0.index] } }
         guard let url = s.engine.webView(webview)?.url ?? routeItem?.url else { return }
         let mode = s.engine.webView(webview)?.mode ?? .classic
-        let stack = stackJSON(sid)
+        let stack = stackJSON(&s)
+        let sid = s.id
         sendResult(client, id: id) { out in
             out.key("protocol"); out.int(1)
             out.key("session"); out.string(sid)
@@ -91,14 +106,18 @@ extension Bridge {
         }
     }
 
-    mutating func helloController(_ client: ClientID, id: Int64, _ p: Params, isLoopback: Bool, now: Int64) throws(ProtocolError) {
+    mutating func helloController(_ client: ClientID, id: Int64, _ p: Params, _ c: Client, now: Int64) throws(ProtocolError) {
         let token = try p.optionalString("token")
         if let expected = configuration.controllerToken {
             guard let token, Self.constantTimeEquals(expected, token) else {
                 throw ProtocolError(.notAllowed, token == nil ? "this daemon requires a controller token" : "wrong controller token")
             }
-        } else if !isLoopback {
+        } else if !c.isLoopback {
             throw ProtocolError(.notAllowed, "without a configured token, controllers are accepted from loopback only")
+        } else if let origin = c.origin, !configuration.allowsControllerOrigin(origin) {
+            // A browser page (it sent an Origin) is some web app, not a test harness: it needs
+            // the token or an origin allowed for controllers.
+            throw ProtocolError(.notAllowed, "a controller from a browser page (Origin \(origin)) needs --token, or start bridged with --allow-controller-origin \(origin)")
         }
         var handles = Set<String>()
         for name in try p.optionalStringArray("handles") ?? [] {
@@ -118,7 +137,4 @@ extension Bridge {
             out.key("version"); out.string(version)
         }
     }
-
-    /// Creates a session with a root web view; `connectedBy` is its page, `subscriber` its creator.
-    /// The caller emits `session.created` after its reply (a reply comes before the events its
 }

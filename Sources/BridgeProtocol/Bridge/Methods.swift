@@ -53,12 +53,14 @@ enum ControllerMethod: Equatable {
     case session(SessionMethod)
     case navigation(NavigationMethod)
     case router(RouterMethod)
+    case host(HostMethod)
     case ping
 
     init?(_ name: String) {
         if let m = SessionMethod(rawValue: name) { self = .session(m) }
         else if let m = NavigationMethod(rawValue: name) { self = .navigation(m) }
         else if let m = RouterMethod(rawValue: name) { self = .router(m) }
+        else if let m = HostMethod(rawValue: name) { self = .host(m) }
         else if name == "ping" { self = .ping }
         else { return nil }
     }
@@ -66,7 +68,7 @@ enum ControllerMethod: Equatable {
     /// Every controller method, for tables and tests.
     static var all: [ControllerMethod] {
         SessionMethod.allCases.map { .session($0) } + NavigationMethod.allCases.map { .navigation($0) }
-            + RouterMethod.allCases.map { .router($0) } + [.ping]
+            + RouterMethod.allCases.map { .router($0) } + HostMethod.allCases.map { .host($0) } + [.ping]
     }
 
     var name: String {
@@ -74,6 +76,7 @@ enum ControllerMethod: Equatable {
         case .session(let m): m.rawValue
         case .navigation(let m): m.rawValue
         case .router(let m): m.rawValue
+        case .host(let m): m.rawValue
         case .ping: "ping"
         }
     }

@@ -1,12 +1,71 @@
 /// Navigation: a page's classic navigation and back, and the controllers' `navigation.*`.
 extension Bridge {
+    mutating func navigationRequest(_ method: NavigationMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
+        switch method {
+        case .navigateToUrl:
+            try withExistingSession(p) { (b, s) throws(ProtocolError) in
+                let url = try p.string("url")
+                guard !url.isEmpty else { throw ProtocolError(.invalidParams, "\"url\" must not be empty") }
+                try b.checkURL(url, "url")
+                try b.checkPush(&s, url: url, title: nil)
+                b.navigateToUrl(&s, url: url, requester: nil, cause: "navigation.navigateToUrl", now: now) { b, s, result in
+                    switch result {
+                    case .success(.navigateToUrl(let webview, let token)):
+                        let stack = b.stackJSON(&s)
+                        let pageUrl = PageURL.withClaim(PageURL.stripClaim(url), session: s.id, webview: webview, token: token)
+                        b.sendResult(client, id: id) { w in
+                            w.key("webview"); w.string(webview.description)
+                            w.key("token"); w.string(token)
+                            w.key("pageUrl"); w.string(pageUrl)
+                            w.key("stack"); w.raw(stack)
+                        }
+                    case .success: break
+                    case .failure(let e): b.sendError(client, id: id, ProtocolError(e))
+                    }
+                }
+            }
+        case .back:
+            try withExistingSession(p) { b, s in
+                b.back(&s, requester: nil, replyTo: (client, id), cause: "navigation.back", now: now)
+            }
+        case .canGoBack:
+            try withExistingSession(p) { b, s in
+                let can = s.engine.canGoBack
+                b.sendResult(client, id: id) { w in w.key("canGoBack"); w.bool(can) }
+            }
+        case .popToRoot:
+            try withExistingSession(p) { b, s in
+                let singleTab = b.handler(of: "webview.open", in: s) == nil
+                b.run(&s, .popToRoot(singleTab: singleTab), cause: "navigation.popToRoot", now: now) { b, s, result in
+                    switch result {
+                    case .success(.popToRoot(let removed)):
+                        let stack = b.stackJSON(&s)
+                        b.sendResult(client, id: id) { w in
+                            w.key("removed"); Self.writeIDs(removed, into: &w)
+                            w.key("stack"); w.raw(stack)
+                        }
+                    case .success: break
+                    case .failure(let e): b.sendError(client, id: id, ProtocolError(e))
+                    }
+                }
+            }
+        }
+    }
+
     /// A page's classic navigation: to the session's `navigate` handler, else the built-in policy.
-    mutating func navigate(_ sid: String, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
+    mutating func navigate(_ s: inout Session, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         guard !url.isEmpty else {
             failNavigate(client, id: id, url: url, ProtocolError(.invalidParams, "\"url\" must not be empty"))
             return
         }
-        if let handler = handler(of: "navigate", in: sid) {
+        do throws(ProtocolError) {
+            try checkURL(url, "url")
+        } catch {
+            failNavigate(client, id: id, url: url, error)
+            return
+        }
+        if let handler = handler(of: "navigate", in: s) {
+            let sid = s.id
             sendEvent(handler, "navigate") { w in
                 w.key("session"); w.string(sid)
                 w.key("webview"); w.string(webview.description)
@@ -15,27 +74,44 @@ extension Bridge {
             if let id { sendResult(client, id: id) { w in w.key("handledBy"); w.string("controller") } }
             return
         }
-        if sessions[sid]?.route != nil {
-            routeNavigate(sid, from: webview, client: client, url: url, replyTo: id, now: now)
+        do throws(ProtocolError) {
+            try checkPush(&s, url: url, title: nil)
+        } catch {
+            failNavigate(client, id: id, url: url, error)
             return
         }
-        let token = randomHex(bytes: 16)
-        let singleTab = handler(of: "webview.open", in: sid) == nil
-        switch step(sid, .navigateToUrl(url: PageURL.stripClaim(url), token: token, requester: webview, singleTab: singleTab), now: now) {
-        case .success(.navigateToUrl(let newID, let token)):
-            if let id {
-                let stack = stackJSON(sid)
-                sendResult(client, id: id) { w in
-                    w.key("webview"); w.string(newID.description)
-                    w.key("stack"); w.raw(stack)
-                    _ = token
-                }
-            }
-        case .success: break
-        case .failure(let e):
-            failNavigate(client, id: id, url: url, ProtocolError(e))
+        if s.route != nil {
+            routeNavigate(&s, from: webview, client: client, url: url, replyTo: id, now: now)
+            return
         }
-        flush(sid, cause: "navigate", now: now)
+        navigateToUrl(&s, url: url, requester: webview, cause: "navigate", now: now) { b, s, result in
+            switch result {
+            case .success(.navigateToUrl(let newID, _)):
+                if let id {
+                    let stack = b.stackJSON(&s)
+                    b.sendResult(client, id: id) { w in
+                        w.key("webview"); w.string(newID.description)
+                        w.key("stack"); w.raw(stack)
+                    }
+                }
+            case .success: break
+            case .failure(let e):
+                b.failNavigate(client, id: id, url: url, ProtocolError(e))
+            }
+        }
+    }
+
+    /// The engine's `navigateToUrl` with a fresh token; a refused navigation leaves the generator
+    /// as it was (an error changes nothing).
+    mutating func navigateToUrl(_ s: inout Session, url: String, requester: ItemID?, cause: String, now: Int64,
+                                answer: (inout Self, inout Session, Result<SessionReply, EngineError>) -> Void) {
+        let saved = rng
+        let token = randomHex(bytes: 16)
+        let singleTab = handler(of: "webview.open", in: s) == nil
+        run(&s, .navigateToUrl(url: PageURL.stripClaim(url), token: token, requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
+            if case .failure = result { b.rng = saved }
+            answer(&b, &s, result)
+        }
     }
 
     /// A navigation that cannot happen: the page hears `navigate.failed` (and an error reply
@@ -49,78 +125,31 @@ extension Bridge {
         }
     }
 
-    mutating func back(_ sid: String, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
-        let singleTab = handler(of: "webview.open", in: sid) == nil
-        switch step(sid, .back(requester: requester, singleTab: singleTab), now: now) {
-        case .success(.back(let action, let removed)):
-            stats.back(action)
-            if let (client, id) = replyTo {
-                let stack = stackJSON(sid)
-                sendResult(client, id: id) { w in
-                    w.appendRaw(#""action":"#)
-                    w.appendStringValue(action.rawValue)
-                    w.appendRaw(#","removed":["#)
-                    for (i, r) in removed.enumerated() {
-                        if i > 0 { w.bytes.append(0x2C) }
-                        w.appendQuotedID(r)
+    mutating func back(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
+        let singleTab = handler(of: "webview.open", in: s) == nil
+        run(&s, .back(requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
+            switch result {
+            case .success(.back(let action, let removed)):
+                b.stats.back(action)
+                if let (client, id) = replyTo {
+                    let stack = b.stackJSON(&s)
+                    b.sendResult(client, id: id) { w in
+                        w.appendRaw(#""action":"#)
+                        w.appendStringValue(action.rawValue)
+                        w.appendRaw(#","removed":["#)
+                        for (i, r) in removed.enumerated() {
+                            if i > 0 { w.bytes.append(0x2C) }
+                            w.appendQuotedID(r)
+                        }
+                        w.appendRaw(#"],"stack":"#)
+                        w.bytes.append(contentsOf: stack)
+                        w.afterRawValue()
                     }
-                    w.appendRaw(#"],"stack":"#)
-                    w.bytes.append(contentsOf: stack)
-                    w.afterRawValue()
-                }
-            }
-        case .success: break
-        case .failure(let e):
-            if let (client, id) = replyTo { sendError(client, id: id, ProtocolError(e)) }
-        }
-        flush(sid, cause: cause, now: now)
-    }
-}
-
-extension Bridge {
-    mutating func navigationRequest(_ method: NavigationMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
-        switch method {
-        case .navigateToUrl:
-            let sid = try existingSession(p)
-            let url = try p.string("url")
-            guard !url.isEmpty else { throw ProtocolError(.invalidParams, "\"url\" must not be empty") }
-            let token = randomHex(bytes: 16)
-            let singleTab = handler(of: "webview.open", in: sid) == nil
-            switch step(sid, .navigateToUrl(url: PageURL.stripClaim(url), token: token, requester: nil, singleTab: singleTab), now: now) {
-            case .success(.navigateToUrl(let webview, let token)):
-                let stack = stackJSON(sid)
-                let pageUrl = PageURL.withClaim(PageURL.stripClaim(url), session: sid, webview: webview, token: token)
-                sendResult(client, id: id) { w in
-                    w.key("webview"); w.string(webview.description)
-                    w.key("token"); w.string(token)
-                    w.key("pageUrl"); w.string(pageUrl)
-                    w.key("stack"); w.raw(stack)
                 }
             case .success: break
-            case .failure(let e): sendError(client, id: id, ProtocolError(e))
+            case .failure(let e):
+                if let (client, id) = replyTo { b.sendError(client, id: id, ProtocolError(e)) }
             }
-            flush(sid, cause: "navigation.navigateToUrl", now: now)
-        case .back:
-            let sid = try existingSession(p)
-            back(sid, requester: nil, replyTo: (client, id), cause: "navigation.back", now: now)
-        case .canGoBack:
-            let sid = try existingSession(p)
-            let can = sessions[sid]!.engine.canGoBack
-            sendResult(client, id: id) { w in w.key("canGoBack"); w.bool(can) }
-        case .popToRoot:
-            let sid = try existingSession(p)
-            let singleTab = handler(of: "webview.open", in: sid) == nil
-            switch step(sid, .popToRoot(singleTab: singleTab), now: now) {
-            case .success(.popToRoot(let removed)):
-                let stack = stackJSON(sid)
-                sendResult(client, id: id) { w in
-                    w.key("removed"); Self.writeIDs(removed, into: &w)
-                    w.key("stack"); w.raw(stack)
-                }
-            case .success: break
-            case .failure(let e): sendError(client, id: id, ProtocolError(e))
-            }
-            flush(sid, cause: "navigation.popToRoot", now: now)
         }
     }
 }

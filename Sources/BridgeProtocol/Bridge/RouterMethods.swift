@@ -21,25 +21,23 @@ extension Bridge {
     }
 
     /// Tokens for every web view of the tree that has none yet (tab roots created up front).
-    mutating func issueTokens(_ sid: String) {
-        guard let tree = sessions[sid]?.route?.tree else { return }
+    mutating func issueTokens(_ s: inout Session) {
+        guard let tree = s.route?.tree else { return }
         for stack in tree.stackIDs {
             for item in tree[stack] ?? [] where item.kind == .webview {
-                guard let id = ItemID(parsing: item.id), sessions[sid]!.webTokens[id] == nil else { continue }
-                sessions[sid]!.webTokens[id] = sessions[sid]!.engine.webView(id)?.token ?? randomHex(bytes: 16)
+                guard let id = ItemID(parsing: item.id), s.webTokens[id] == nil else { continue }
+                s.webTokens[id] = s.engine.webView(id)?.token ?? randomHex(bytes: 16)
             }
         }
     }
 
     /// The token of a web view anywhere in the session (the engine's stack or the tree).
-    func token(of webview: ItemID, in sid: String) -> String? {
-        guard let s = sessions[sid] else { return nil }
-        return s.engine.webView(webview)?.token ?? s.webTokens[webview]
+    func token(of webview: ItemID, in s: Session) -> String? {
+        s.engine.webView(webview)?.token ?? s.webTokens[webview]
     }
 
     /// Whether the web view exists in the session at all (active stack or another stack).
-    func exists(_ webview: ItemID, in sid: String) -> Bool {
-        guard let s = sessions[sid] else { return false }
+    func exists(_ webview: ItemID, in s: Session) -> Bool {
         if s.engine.webView(webview) != nil { return true }
         return s.route?.tree.locate(webview.description) != nil
     }
@@ -48,8 +46,8 @@ extension Bridge {
 
     /// Writes the engine's stack into the tree's active stack, keeping each surviving item's
     /// routing data. Returns the transitions from the tree before to the tree after.
-    mutating func syncTree(_ sid: String) -> [Transition] {
-        guard let s = sessions[sid], var route = s.route else { return [] }
+    func syncTree(_ s: inout Session) -> [Transition] {
+        guard var route = s.route else { return [] }
         let before = route.tree
         let old = Dictionary(route.tree.activeStack.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let items = s.engine.stack.map { item -> RouteStackItem in
@@ -71,20 +69,16 @@ extension Bridge {
             return r
         }
         route.tree[route.tree.activeStackID] = items
-        let next = s.engine.nextIDs
-        route.ids.nextWebview = max(route.ids.nextWebview, next.webview)
-        route.ids.nextPlaceholder = max(route.ids.nextPlaceholder, next.placeholder)
-        route.ids.nextNative = max(route.ids.nextNative, next.native)
-        sessions[sid]!.route = route
+        route.ids.raise(to: s.engine.nextIDs)
+        s.route = route
         guard before != route.tree else { return [] }
         return TreeDiff.diff(before, route.tree)
     }
 
     /// The engine's items for a stack of the tree: known items as the engine has them, new ones
     /// made from the tree (web views with their tokens and whether a page speaks for them).
-    func engineStack(_ items: [RouteStackItem], _ sid: String) -> [StackItem] {
-        let s = sessions[sid]!
-        return items.compactMap { r -> StackItem? in
+    func engineStack(_ items: [RouteStackItem], _ s: Session) -> [StackItem] {
+        items.compactMap { r -> StackItem? in
             guard let id = ItemID(parsing: r.id) else { return nil }
             if let i = s.engine.index(of: id) {
                 var item = s.engine.stack[i]
@@ -105,35 +99,34 @@ extension Bridge {
 
     // MARK: Router actions
 
-    /// Performs a router action on a session: the tree changes, the engine adopts the new
-    /// active stack, pages and controllers are told. Returns the outcome, or the error with
-    /// nothing changed.
-    mutating func runRouterAction(_ action: RouterAction, on sid: String, requester: ItemID?, cause: String, now: Int64) throws(ProtocolError) -> RouterOutcome {
-        guard let router, sessions[sid]?.route != nil else {
+    /// Runs a router action on a session. Everything is computed on a copy of the session (and
+    /// of the generator, for new tokens); only when the whole action succeeded is the copy
+    /// committed. Then `answer` writes the reply, and the pages and controllers are told.
+    /// On error nothing has changed.
+    mutating func runRouterAction(_ action: RouterAction, on s: inout Session, requester: ItemID?, cause: String, now: Int64,
+                                  answer: (inout Self, inout Session, RouterOutcome) -> Void) throws(ProtocolError) {
+        guard let router, s.route != nil else {
             throw ProtocolError(.unknownMethod, "router methods need a routing configuration (--config)")
         }
-        _ = syncTree(sid)
-        // The reply, written after the action, goes before the events it caused.
-        replyMark = effects.count
-        let before = sessions[sid]!.route!.tree
         if let requester {
-            guard sessions[sid]!.engine.top?.id == requester else {
+            guard s.engine.top?.id == requester else {
                 throw ProtocolError(.conflict, "\(action.name) from \(requester), which is not on top")
             }
         }
-        var route = sessions[sid]!.route!
-        let next = sessions[sid]!.engine.nextIDs
-        route.ids.nextWebview = max(route.ids.nextWebview, next.webview)
-        route.ids.nextPlaceholder = max(route.ids.nextPlaceholder, next.placeholder)
-        route.ids.nextNative = max(route.ids.nextNative, next.native)
+        var draft = s
+        let savedRNG = rng
+        _ = syncTree(&draft)
+        let before = draft.route!.tree
+        var route = draft.route!
+        route.ids.raise(to: draft.engine.nextIDs)
         let outcome: RouterOutcome
         do {
             outcome = try router.apply(action, on: &route)
         } catch {
             throw ProtocolError(error)
         }
-        sessions[sid]!.route = route
-        issueTokens(sid)
+        draft.route = route
+        issueTokens(&draft)
 
         // Web views that are new to the session, anywhere in the tree.
         var opened: [ItemID] = []
@@ -143,40 +136,49 @@ extension Bridge {
             }
         }
         let removed = outcome.removed.compactMap(ItemID.init(parsing:))
-        let newStack = engineStack(route.tree.activeStack, sid)
-        let singleTab = handler(of: "webview.open", in: sid) == nil
-        let oldStackIDs = sessions[sid]!.engine.stack.map(\.id)
-        let adopted = step(sid, .adopt(stack: newStack, removed: removed, singleTab: singleTab,
-                                       nextIDs: IDCounters(webview: route.ids.nextWebview, placeholder: route.ids.nextPlaceholder,
-                                                           native: route.ids.nextNative)), now: now)
+        let newStack = engineStack(route.tree.activeStack, draft)
+        let singleTab = handler(of: "webview.open", in: draft) == nil
+        let oldStackIDs = draft.engine.stack.map(\.id)
+        var list = takeEffectStorage()
+        defer { returnEffectStorage(&list) }
+        let adopted = draft.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab, nextIDs: route.ids.counters),
+                                          at: now, into: &list)
         if case .failure(let e) = adopted {
-            engineEffects.removeAll(keepingCapacity: true)
+            rng = savedRNG
             throw ProtocolError(.internal, "the engine refused the router's stack: \(e.message)")
         }
-        routerTransitions = outcome.transitions
-        flush(sid, cause: cause, now: now)
-        routerTransitions = nil
-        if !outcome.transitions.isEmpty, sessions[sid]!.engine.stack.map(\.id) == oldStackIDs {
+        do throws(ProtocolError) {
+            try checkHeld(draft)
+        } catch {
+            rng = savedRNG
+            throw error
+        }
+
+        // The whole action succeeded: commit, answer, then tell.
+        s = draft
+        answer(&self, &s, outcome)
+        flush(&list, &s, cause: cause, transitions: outcome.transitions, now: now)
+        if !outcome.transitions.isEmpty, s.engine.stack.map(\.id) == oldStackIDs {
             // The engine saw no change of the active stack's ids (so it sent no `stack.changed`)
             // but another stack or the tree's shape changed: controllers still hear about it.
-            emitStackChanged(sid, cause: cause, transitions: outcome.transitions)
+            emitStackChanged(&s, cause: cause, transitions: outcome.transitions)
         }
         // Web views removed from stacks other than the active one: their pages go too.
         for id in removed where id.kind == .webview && !oldStackIDs.contains(id) {
-            if let client = sessions[sid]?.pages.removeValue(forKey: id) {
-                clients[client]?.role = .detached(session: sid, webview: id, why: "its web view was removed")
+            if let client = s.pages.removeValue(forKey: id) {
+                clients[client]?.role = .detached(session: s.id, webview: id, why: "its web view was removed")
                 sendEvent(client, "closed") { w in w.key("reason"); w.string("popped") }
                 effects.append(.close(client, code: 1000, reason: ""))
             }
-            sessions[sid]?.webTokens[id] = nil
-            emit(sid, "webview.closed") { w in w.key("webview"); w.string(id.description) }
+            s.webTokens[id] = nil
+            emit(s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
         }
-        for id in removed { sessions[sid]?.webTokens[id] = nil }
+        for id in removed { s.webTokens[id] = nil }
         for id in opened {
-            guard let token = token(of: id, in: sid), let item = route.tree.locate(id.description).flatMap({ route.tree[$0.stack]?[$0.index] }) else { continue }
-            let pageUrl = PageURL.withClaim(item.url, session: sid, webview: id, token: token)
-            rememberToken(sid, id, token)
-            emit(sid, "webview.open") { w in
+            guard let token = token(of: id, in: s), let item = route.tree.locate(id.description).flatMap({ route.tree[$0.stack]?[$0.index] }) else { continue }
+            let pageUrl = PageURL.withClaim(item.url, session: s.id, webview: id, token: token)
+            rememberToken(&s, id, token)
+            emit(s, "webview.open") { w in
                 w.key("webview"); w.string(id.description)
                 w.key("url"); w.string(item.url)
                 w.key("token"); w.string(token)
@@ -185,21 +187,20 @@ extension Bridge {
             }
         }
         if outcome.kind == .external, let url = outcome.externalURL {
-            emit(sid, "external.open") { w in
+            emit(s, "external.open") { w in
                 w.key("url"); w.string(url)
                 if let requester { w.key("webview"); w.string(requester.description) }
             }
         }
-        updateIdle(sid, now: now)
-        return outcome
+        updateIdle(&s, now: now)
     }
 
     /// `stack.changed` with the router's fields, outside an engine flush.
-    mutating func emitStackChanged(_ sid: String, cause: String, transitions: [Transition]) {
-        guard hasSubscribers(sid, "stack.changed") else { return }
-        let stack = stackJSON(sid)
-        let tree = sessions[sid]?.route?.tree.toJSON() ?? .null
-        emit(sid, "stack.changed") { w in
+    mutating func emitStackChanged(_ s: inout Session, cause: String, transitions: [Transition]) {
+        guard hasSubscribers(s, "stack.changed") else { return }
+        let stack = stackJSON(&s)
+        let tree = s.route?.tree.toJSON() ?? .null
+        emit(s, "stack.changed") { w in
             w.key("stack"); w.raw(stack)
             w.key("cause"); w.string(cause)
             w.key("transitions"); w.write(.array(transitions.map { $0.toJSON() }))
@@ -208,30 +209,20 @@ extension Bridge {
     }
 
     /// The result of a router action: the router's outcome, with `stack` as the contract has it.
-    mutating func writeOutcome(_ client: ClientID, id: Int64, _ outcome: RouterOutcome, _ sid: String) {
+    mutating func writeOutcome(_ client: ClientID, id: Int64, _ outcome: RouterOutcome, _ s: inout Session) {
         var json = outcome.toJSON()
         if case .object(var o) = json {
             o["stack"] = nil
             json = .object(o)
         }
-        let stack = stackJSON(sid)
+        let stack = stackJSON(&s)
         let fields = json.objectValue ?? JSONObject()
-        let mark = replyMark
-        replyMark = nil
         sendResult(client, id: id) { w in
             for (key, value) in fields {
                 w.key(key); w.write(value)
             }
             w.key("stack"); w.raw(stack)
         }
-        moveLastEffect(to: mark)
-    }
-
-    /// Moves the effect just appended (a reply) to `mark`, ahead of the events its request caused.
-    mutating func moveLastEffect(to mark: Int?) {
-        guard let mark, mark < effects.count - 1 else { return }
-        let reply = effects.removeLast()
-        effects.insert(reply, at: mark)
     }
 
     // MARK: Requests
@@ -254,49 +245,55 @@ extension Bridge {
                 for (key, value) in json.objectValue ?? JSONObject() { w.key(key); w.write(value) }
             }
         case .get:
-            let sid = try existingSession(p)
-            _ = syncTree(sid)
-            let tree = sessions[sid]!.route!.tree.toJSON()
-            let stack = stackJSON(sid)
-            sendResult(client, id: id) { w in
-                w.key("tree"); w.write(tree)
-                w.key("stack"); w.raw(stack)
+            try withExistingSession(p) { b, s in
+                _ = b.syncTree(&s)
+                let tree = s.route!.tree.toJSON()
+                let stack = b.stackJSON(&s)
+                b.sendResult(client, id: id) { w in
+                    w.key("tree"); w.write(tree)
+                    w.key("stack"); w.raw(stack)
+                }
             }
         case .perform:
-            let sid = try existingSession(p)
-            guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
-            try routerActionRequest(try Self.routerAction(a), sid, method, client, id: id, now: now)
+            try withExistingSession(p) { (b, s) throws(ProtocolError) in
+                guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
+                try b.routerActionRequest(try Self.routerAction(a), &s, method, client, id: id, now: now)
+            }
         case .deeplinkOpen:
-            let sid = try existingSession(p)
-            try routerActionRequest(try Self.deeplinkAction(p), sid, method, client, id: id, now: now)
+            try withExistingSession(p) { (b, s) throws(ProtocolError) in
+                try b.routerActionRequest(try Self.deeplinkAction(p), &s, method, client, id: id, now: now)
+            }
         case .selectTab:
-            let sid = try existingSession(p)
-            try routerActionRequest(.selectTab(try p.string("tab")), sid, method, client, id: id, now: now)
+            try withExistingSession(p) { (b, s) throws(ProtocolError) in
+                try b.routerActionRequest(.selectTab(try p.string("tab")), &s, method, client, id: id, now: now)
+            }
         }
     }
 
     /// `router.perform`, `router.selectTab`, `deeplink.open`: the action, then its outcome as the reply.
-    mutating func routerActionRequest(_ action: RouterAction, _ sid: String, _ method: RouterMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
-        if case .goBack = action, try engineBack(sid, client: client, id: id, cause: method.rawValue, now: now) {
+    mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: RouterMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
+        if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.rawValue, now: now) {
             return
         }
-        let outcome = try runRouterAction(action, on: sid, requester: nil, cause: method.rawValue, now: now)
-        writeOutcome(client, id: id, outcome, sid)
+        try runRouterAction(action, on: &s, requester: nil, cause: method.rawValue, now: now) { b, s, outcome in
+            b.writeOutcome(client, id: id, outcome, &s)
+        }
     }
 
     /// `goBack` on an active stack with room to go back, the drawer closed: the engine's back
     /// algorithm (so the page is told to go back and the placeholder's foreground is shown).
     /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
-    mutating func engineBack(_ sid: String, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
-        guard let route = sessions[sid]?.route, !route.tree.drawerOpen, sessions[sid]!.engine.canGoBack else { return false }
-        let singleTab = handler(of: "webview.open", in: sid) == nil
-        let mark = effects.count
-        switch step(sid, .back(requester: nil, singleTab: singleTab), now: now) {
+    mutating func engineBack(_ s: inout Session, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
+        guard let route = s.route, !route.tree.drawerOpen, s.engine.canGoBack else { return false }
+        let singleTab = handler(of: "webview.open", in: s) == nil
+        var list = takeEffectStorage()
+        defer { returnEffectStorage(&list) }
+        switch s.engine.handle(.back(requester: nil, singleTab: singleTab), at: now, into: &list) {
         case .success(.back(let action, let removed)):
-            let transitions = flush(sid, cause: cause, now: now)
-            let after = sessions[sid]!.route!.tree
-            for r in removed { sessions[sid]?.webTokens[r] = nil }
-            let stack = stackJSON(sid)
+            let transitions = syncTree(&s)
+            let after = s.route!.tree
+            for r in removed { s.webTokens[r] = nil }
+            let stack = stackJSON(&s)
             sendResult(client, id: id) { w in
                 w.key("action"); w.string(action.rawValue)
                 w.key("removed"); Self.writeIDs(removed, into: &w)
@@ -307,13 +304,11 @@ extension Bridge {
                 w.key("tree"); w.write(after.toJSON())
                 w.key("stack"); w.raw(stack)
             }
-            moveLastEffect(to: mark)
+            flush(&list, &s, cause: cause, transitions: transitions, now: now)
             return true
-        case .success:
-            engineEffects.removeAll(keepingCapacity: true)
-            return false
+        case .success(let other):
+            preconditionFailure("the engine answered back with \(other)")
         case .failure(let e):
-            engineEffects.removeAll(keepingCapacity: true)
             throw ProtocolError(e)
         }
     }
@@ -336,11 +331,12 @@ extension Bridge {
 
     /// A page's classic navigation with a routing configuration: the router's `push` (a classic
     /// navigation always stacks a new screen, as `navigateToUrl` does without a configuration).
-    mutating func routeNavigate(_ sid: String, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
+    mutating func routeNavigate(_ s: inout Session, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         do throws(ProtocolError) {
             let action = try Self.routerAction(["type": "push", "url": .string(PageURL.stripClaim(url))])
-            let outcome = try runRouterAction(action, on: sid, requester: webview, cause: "navigate", now: now)
-            if let id { writeOutcome(client, id: id, outcome, sid) }
+            try runRouterAction(action, on: &s, requester: webview, cause: "navigate", now: now) { b, s, outcome in
+                if let id { b.writeOutcome(client, id: id, outcome, &s) }
+            }
         } catch {
             failNavigate(client, id: id, url: url, error)
         }

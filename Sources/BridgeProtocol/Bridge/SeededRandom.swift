@@ -2,7 +2,7 @@
 /// tokens and random inputs, so a recorded run replays exactly. For tests, fuzzing and
 /// benchmarks only: its output reveals its state, so the daemon's tokens come from
 /// `SystemRandomNumberGenerator`.
-public struct SeededRandom: RandomNumberGenerator, Sendable {
+public struct SeededRandom: RandomNumberGenerator, Sendable, Equatable {
     public var state: UInt64
 
     public init(seed: UInt64) { state = seed }

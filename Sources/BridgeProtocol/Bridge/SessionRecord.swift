@@ -1,9 +1,11 @@
 /// What the daemon knows about one connection.
-struct Client {
+struct Client: Equatable {
     var isLoopback: Bool
+    /// The `Origin` header of the WebSocket upgrade, when the client sent one (a browser).
+    var origin: String?
     var role: Role
 
-    enum Role {
+    enum Role: Equatable {
         /// No successful `hello` yet.
         case fresh
         case page(session: String, webview: ItemID)
@@ -14,71 +16,58 @@ struct Client {
     }
 }
 
-struct ControllerInfo {
+struct ControllerInfo: Equatable {
     var name: String
     /// Connection order: the earliest handler of a name wins.
     var number: Int
     var handles: Set<String>
-    /// Sessions this controller is subscribed to one by one.
-    var sessions: [String] = []
+    /// Sessions this controller is subscribed to one by one (a set: adding and removing one
+    /// costs the same with 40,000 as with 10).
+    var sessions: Set<String> = []
     /// The read-only `observer` role (BridgeObserver.swift).
     var observer = false
 }
 
-/// One session's state. A class: it is reached through `sessions[sid]` many times per request,
-/// and a struct would be copied whole (every array and dictionary in it retained and released)
-/// on each read.
-final class SessionRecord {
+/// A controller subscribed to a session (or to all), with the events it wants.
+struct Subscriber: Equatable {
+    var client: ClientID
+    var filter: EventFilter
+}
+
+/// One session's state: a value, kept in the Bridge's `SessionTable` and reached once per
+/// request through `Bridge.withSession`.
+struct Session {
     let id: String
     let serial: UInt64
-
-    /// The mutable state, behind a pointer: a class's stored properties are reached through a
-    /// dynamic exclusivity check on every use, several per request here. One thread only (the
-    /// Bridge's).
-    struct State {
-        var engine: SessionEngine
-        var pages: [ItemID: ClientID] = [:]
-        var subscribers: [(client: ClientID, filter: EventFilter)] = []
-        var idleSince: Int64?
-        var stackCache: [UInt8] = []
-        var stackCacheVersion: UInt64 = .max
-        var route: RouteSession?
-        var webTokens: [ItemID: String] = [:]
-        var pastTokens: [ItemID: String] = [:]
-    }
-    private let state: UnsafeMutablePointer<State>
-
-    var engine: SessionEngine { get { state.pointee.engine } _modify { yield &state.pointee.engine } }
+    var engine: SessionEngine
     /// The connected page of each web view.
-    var pages: [ItemID: ClientID] { get { state.pointee.pages } _modify { yield &state.pointee.pages } }
+    var pages: [ItemID: ClientID] = [:]
     /// Controllers subscribed to this session by name, in subscription order.
-    var subscribers: [(client: ClientID, filter: EventFilter)] {
-        get { state.pointee.subscribers }
-        _modify { yield &state.pointee.subscribers }
-    }
+    var subscribers: [Subscriber] = []
     /// When the last connection left (microseconds); nil while one is there.
-    var idleSince: Int64? { get { state.pointee.idleSince } _modify { yield &state.pointee.idleSince } }
-    var stackCache: [UInt8] { get { state.pointee.stackCache } _modify { yield &state.pointee.stackCache } }
-    var stackCacheVersion: UInt64 {
-        get { state.pointee.stackCacheVersion }
-        _modify { yield &state.pointee.stackCacheVersion }
-    }
+    var idleSince: Int64?
     /// With a routing configuration: the session's tree of stacks.
-    var route: RouteSession? { get { state.pointee.route } _modify { yield &state.pointee.route } }
+    var route: RouteSession?
     /// Tokens of web views known to the tree (also those outside the active stack).
-    var webTokens: [ItemID: String] { get { state.pointee.webTokens } _modify { yield &state.pointee.webTokens } }
+    var webTokens: [ItemID: String] = [:]
     /// Tokens of the web views opened in this session, also after they closed (BridgeHistory.swift).
-    var pastTokens: [ItemID: String] { get { state.pointee.pastTokens } _modify { yield &state.pointee.pastTokens } }
+    var pastTokens: [ItemID: String] = [:]
+    /// The stack as JSON for `engine.version` (a cache: not part of the session's state).
+    var stackCache: [UInt8] = []
+    var stackCacheVersion: UInt64 = .max
 
     init(id: String, serial: UInt64, engine: SessionEngine) {
         self.id = id
         self.serial = serial
-        state = .allocate(capacity: 1)
-        state.initialize(to: State(engine: engine))
+        self.engine = engine
     }
+}
 
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
+extension Session: Equatable {
+    /// Equal state; the JSON cache is not compared.
+    static func == (a: Session, b: Session) -> Bool {
+        a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
+            && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.route == b.route
+            && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens
     }
 }

@@ -1,46 +1,69 @@
-/// The sessions by id, with the last one looked up remembered: one request reaches its session
-/// through `sessions[sid]` a dozen times, and each dictionary lookup hashes the id string.
-///
-/// Copies of a table (of a `Bridge`) stay independent: the remembered entry is only used while
-/// the table holds the same generation token it was remembered under, and every insertion or
-/// removal takes a fresh token.
-struct SessionTable: Sequence {
-    private var storage: [String: SessionRecord] = [:]
-    private var generation = Generation()
-    private let last = LastLookup()
-
-    final class Generation {}
-
-    final class LastLookup {
-        var generation: Generation?
-        var record: SessionRecord?
-    }
+/// The sessions by id. Each session is a value in a slot; `withSession` takes it out of its
+/// slot for the duration of a request (so the request works on it and on the rest of the Bridge
+/// at once, without overlapping accesses) and puts it back.
+struct SessionTable {
+    private var slotByID: [String: Int] = [:]
+    private var slots: [Session?] = []
+    private var freeSlots: [Int] = []
 
     init() {}
 
-    subscript(sid: String) -> SessionRecord? {
-        if last.generation === generation, let r = last.record, r.id == sid { return r }
-        guard let r = storage[sid] else { return nil }
-        last.generation = generation
-        last.record = r
-        return r
+    var count: Int { slotByID.count }
+    var isEmpty: Bool { slotByID.isEmpty }
+
+    func contains(_ sid: String) -> Bool { slotByID[sid] != nil }
+
+    /// A copy of the session (for reading).
+    subscript(sid: String) -> Session? {
+        guard let i = slotByID[sid] else { return nil }
+        return slots[i]
     }
 
-    mutating func insert(_ record: SessionRecord) {
-        generation = Generation()
-        storage[record.id] = record
+    /// The slot of a session, for `take` and `put`.
+    func slot(of sid: String) -> Int? { slotByID[sid] }
+
+    /// Moves the session out of slot `i` (the slot stays reserved until `put`).
+    mutating func take(_ i: Int) -> Session {
+        var s: Session?
+        swap(&s, &slots[i])
+        return s!
+    }
+
+    mutating func put(_ session: consuming Session, at i: Int) {
+        slots[i] = session
+    }
+
+    mutating func insert(_ session: Session) {
+        precondition(slotByID[session.id] == nil, "session \(session.id) exists")
+        if let i = freeSlots.popLast() {
+            slots[i] = session
+            slotByID[session.id] = i
+        } else {
+            slotByID[session.id] = slots.count
+            slots.append(session)
+        }
     }
 
     @discardableResult
-    mutating func removeValue(forKey sid: String) -> SessionRecord? {
-        generation = Generation()
-        last.record = nil
-        return storage.removeValue(forKey: sid)
+    mutating func remove(_ sid: String) -> Session? {
+        guard let i = slotByID.removeValue(forKey: sid) else { return nil }
+        var s: Session?
+        swap(&s, &slots[i])
+        freeSlots.append(i)
+        return s
     }
 
-    var count: Int { storage.count }
-    var isEmpty: Bool { storage.isEmpty }
-    var values: Dictionary<String, SessionRecord>.Values { storage.values }
+    /// Every session, in no particular order.
+    var all: [Session] { slots.compactMap { $0 } }
+}
 
-    func makeIterator() -> Dictionary<String, SessionRecord>.Iterator { storage.makeIterator() }
+extension SessionTable: Equatable {
+    /// The same sessions by id (slot positions are not compared).
+    static func == (a: SessionTable, b: SessionTable) -> Bool {
+        guard a.count == b.count else { return false }
+        for (sid, i) in a.slotByID {
+            guard let j = b.slotByID[sid], a.slots[i] == b.slots[j] else { return false }
+        }
+        return true
+    }
 }

@@ -144,11 +144,9 @@ public enum Observation: Equatable, Sendable {
     case pageDisconnected(webview: ItemID)
 }
 
-/// The engine's outputs, in the order the host must perform them. When the input succeeded the
-/// first effect is `.reply`, when it failed the only effect is `.failure`.
+/// What the engine asks the host to do after a successful input, in order, once the reply
+/// (returned by `handle`) is written.
 public enum SessionEffect: Equatable, Sendable {
-    case reply(SessionReply)
-    case failure(EngineError)
     case sendToPage(ItemID, PageEvent)
     /// Close the connection of this web view's page (after what was sent to it), with `code`.
     case closePage(ItemID, code: Int)

@@ -14,9 +14,9 @@ public struct EngineConfiguration: Equatable, Sendable {
 /// The navigation state of one session and every transition of the contract (sections 4–5),
 /// as a value type: no I/O, no clock, no randomness of its own.
 ///
-/// `handle(_:at:)` takes an input and the current time (microseconds of any monotonic clock)
-/// and returns effects for the host to perform. An input that fails returns a single
-/// `.failure` and leaves the state untouched.
+/// `handle(_:at:into:)` takes an input and the current time (microseconds of any monotonic
+/// clock), returns the reply (or the error, the state untouched) and appends the effects for the
+/// host to perform after writing the reply.
 public struct SessionEngine: Equatable, Sendable {
     public let configuration: EngineConfiguration
     /// Bottom first.
@@ -55,103 +55,110 @@ public struct SessionEngine: Equatable, Sendable {
 
     // MARK: Transitions
 
-    /// Convenience form of `handle(_:at:into:)`.
-    public mutating func handle(_ input: SessionInput, at now: Int64) -> [SessionEffect] {
+    /// Convenience form of `handle(_:at:into:)`: the answer and the effects.
+    public mutating func handle(_ input: SessionInput, at now: Int64) -> (reply: Result<SessionReply, EngineError>, effects: [SessionEffect]) {
         var effects: [SessionEffect] = []
-        handle(input, at: now, into: &effects)
-        return effects
+        let reply = handle(input, at: now, into: &effects)
+        return (reply, effects)
     }
 
-    /// Applies `input` at time `now` (microseconds) and appends the effects to `effects`.
-    public mutating func handle(_ input: SessionInput, at now: Int64, into effects: inout [SessionEffect]) {
+    /// Applies `input` at time `now` (microseconds). Returns the answer for whoever asked: the
+    /// reply, or the error with the state untouched and nothing appended. On success the
+    /// effects (to perform in order, after the reply is written) are appended to `effects`.
+    @discardableResult
+    public mutating func handle(_ input: SessionInput, at now: Int64, into effects: inout [SessionEffect]) -> Result<SessionReply, EngineError> {
+        do throws(EngineError) {
+            return .success(try apply(input, at: now, into: &effects))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private mutating func apply(_ input: SessionInput, at now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         if isClosed {
-            effects.append(.failure(.closed))
-            return
+            throw .closed
         }
         switch input {
         case .createRoot(let url, let token, let connected):
-            createRoot(url: url, token: token, connected: connected, into: &effects)
+            return try createRoot(url: url, token: token, connected: connected, into: &effects)
         case .pageConnected(let id, let url):
-            pageConnected(id, url: url, into: &effects)
+            return try pageConnected(id, url: url, into: &effects)
         case .pageDisconnected(let id):
-            pageDisconnected(id, now: now, into: &effects)
+            return try pageDisconnected(id, now: now, into: &effects)
         case .pwaNavigate(let id, let url, let title):
-            pwaNavigate(from: id, url: url, title: title, now: now, into: &effects)
+            return try pwaNavigate(from: id, url: url, title: title, now: now, into: &effects)
         case .pwaRendered(let id):
-            pwaRendered(from: id, now: now, into: &effects)
+            return try pwaRendered(from: id, now: now, into: &effects)
         case .pwaNavigated(let id, let url):
-            pwaNavigated(from: id, url: url, into: &effects)
+            return try pwaNavigated(from: id, url: url, into: &effects)
         case .navigateToUrl(let url, let token, let requester, let singleTab):
-            navigateToUrl(url: url, token: token, requester: requester, singleTab: singleTab, now: now, into: &effects)
+            return try navigateToUrl(url: url, token: token, requester: requester, singleTab: singleTab, now: now, into: &effects)
         case .pushNative(let url, let requester):
-            pushNative(url: url, requester: requester, now: now, into: &effects)
+            return try pushNative(url: url, requester: requester, now: now, into: &effects)
         case .back(let requester, let singleTab):
-            back(requester: requester, singleTab: singleTab, now: now, into: &effects)
+            return try back(requester: requester, singleTab: singleTab, now: now, into: &effects)
         case .popToRoot(let singleTab):
-            popToRoot(singleTab: singleTab, now: now, into: &effects)
+            return try popToRoot(singleTab: singleTab, now: now, into: &effects)
         case .timerFired(let token):
-            timerFired(token, now: now, into: &effects)
+            return try timerFired(token, now: now, into: &effects)
         case .close(let reason):
-            close(reason: reason, now: now, into: &effects)
+            return try close(reason: reason, now: now, into: &effects)
         case .adopt(let newStack, let removed, let singleTab, let next):
-            adopt(newStack, removed: removed, singleTab: singleTab, next: next, now: now, into: &effects)
+            return try adopt(newStack, removed: removed, singleTab: singleTab, next: next, now: now, into: &effects)
         }
     }
 
     // MARK: - Pages
 
-    private mutating func createRoot(url: String, token: String, connected: Bool, into effects: inout [SessionEffect]) {
+    private mutating func createRoot(url: String, token: String, connected: Bool, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard stack.isEmpty, nextWebView == 1 else {
-            effects.append(.failure(.conflict("the session already has a root web view")))
-            return
+            throw .conflict("the session already has a root web view")
         }
         let id = ItemID.webview(nextWebView)
         nextWebView += 1
         stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: connected, token: token)))
         version &+= 1
-        effects.append(.reply(.created(webview: id)))
+        let reply = SessionReply.created(webview: id)
         effects.append(.observe(.stackChanged))
         if connected { effects.append(.observe(.pageConnected(webview: id))) }
+        return reply
     }
 
-    private mutating func pageConnected(_ id: ItemID, url: String?, into effects: inout [SessionEffect]) {
+    private mutating func pageConnected(_ id: ItemID, url: String?, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let i = webViewIndex(id) else {
-            effects.append(.failure(.unknownWebview(id)))
-            return
+            throw .unknownWebview(id)
         }
         updateWebView(at: i) { w in
             w.connected = true
             if let url { w.url = url }
         }
-        effects.append(.reply(.connected(webview: id)))
+        let reply = SessionReply.connected(webview: id)
         effects.append(.observe(.pageConnected(webview: id)))
+        return reply
     }
 
-    private mutating func pageDisconnected(_ id: ItemID, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func pageDisconnected(_ id: ItemID, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let i = webViewIndex(id) else {
-            effects.append(.failure(.unknownWebview(id)))
-            return
+            throw .unknownWebview(id)
         }
         updateWebView(at: i) { $0.connected = false }
-        effects.append(.reply(.disconnected))
+        let reply = SessionReply.disconnected
         effects.append(.observe(.pageDisconnected(webview: id)))
         if foreground?.webview == id {
             removeForeground(.closed, now: now, into: &effects)
         }
+        return reply
     }
 
-    private mutating func pwaNavigate(from id: ItemID, url: String?, title: String?, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func pwaNavigate(from id: ItemID, url: String?, title: String?, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let i = webViewIndex(id) else {
-            effects.append(.failure(.unknownWebview(id)))
-            return
+            throw .unknownWebview(id)
         }
         guard i == stack.count - 1 else {
-            effects.append(.failure(.conflict("pwa-navigate from \(id), which is not on top (top is \(stack[stack.count - 1].id))")))
-            return
+            throw .conflict("pwa-navigate from \(id), which is not on top (top is \(stack[stack.count - 1].id))")
         }
         guard stack.count < configuration.maxStackDepth else {
-            effects.append(.failure(.limitExceeded("the stack holds \(stack.count) items, the most --max-stack-depth allows")))
-            return
+            throw .limitExceeded("the stack holds \(stack.count) items, the most --max-stack-depth allows")
         }
         // The web view is on top: move it off the stack rather than copy it.
         guard case .webview(var w) = stack.removeLast() else { preconditionFailure("\(id) is not a web view") }
@@ -163,38 +170,39 @@ public struct SessionEngine: Equatable, Sendable {
         stack.append(.placeholder(placeholder))
         stack.append(.webview(w))
         version &+= 1
-        effects.append(.reply(.pwaNavigate(placeholder: placeholder.id)))
+        let reply = SessionReply.pwaNavigate(placeholder: placeholder.id)
         effects.append(.observe(.stackChanged))
         showForeground(over: id, kind: .blank, now: now, into: &effects)
+        return reply
     }
 
-    private mutating func pwaRendered(from id: ItemID, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func pwaRendered(from id: ItemID, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let i = webViewIndex(id) else {
-            effects.append(.failure(.unknownWebview(id)))
-            return
+            throw .unknownWebview(id)
         }
         if let fg = foreground, fg.webview == id {
             let latency = Self.milliseconds(now - fg.shownAt)
-            effects.append(.reply(.pwaRendered(removed: true, latencyMs: latency)))
+            let reply = SessionReply.pwaRendered(removed: true, latencyMs: latency)
             effects.append(.observe(.pwaRendered(webview: id, removed: true, late: false)))
             removeForeground(.rendered, now: now, into: &effects)
-            return
+            return reply
         }
         // Late: this web view's last foreground timed out and none is up now (contract §6); it
         // stays late for every `pwa-rendered` until a new foreground is shown over it.
         let late = stack[i].webViewLastRemoval == .timeout
-        effects.append(.reply(.pwaRendered(removed: false, latencyMs: nil)))
+        let reply = SessionReply.pwaRendered(removed: false, latencyMs: nil)
         effects.append(.observe(.pwaRendered(webview: id, removed: false, late: late)))
+        return reply
     }
 
-    private mutating func pwaNavigated(from id: ItemID, url: String, into effects: inout [SessionEffect]) {
+    private mutating func pwaNavigated(from id: ItemID, url: String, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let i = webViewIndex(id) else {
-            effects.append(.failure(.unknownWebview(id)))
-            return
+            throw .unknownWebview(id)
         }
         updateWebView(at: i) { $0.url = url }
-        effects.append(.reply(.pwaNavigated))
+        let reply = SessionReply.pwaNavigated
         effects.append(.observe(.pwaNavigated(webview: id, url: url)))
+        return reply
     }
 
     // MARK: - Pushes
@@ -213,21 +221,20 @@ public struct SessionEngine: Equatable, Sendable {
         return nil
     }
 
-    private mutating func navigateToUrl(url: String, token: String, requester: ItemID?, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func navigateToUrl(url: String, token: String, requester: ItemID?, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         if let error = checkPush(requester: requester, what: "navigate") {
-            effects.append(.failure(error))
-            return
+            throw error
         }
         let previousTop = topID.flatMap { stack[stack.count - 1].webViewIsConnected ? $0 : nil }
         let id = ItemID.webview(nextWebView)
         nextWebView += 1
         stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: false, token: token)))
         version &+= 1
-        effects.append(.reply(.navigateToUrl(webview: id, token: token)))
+        let reply = SessionReply.navigateToUrl(webview: id, token: token)
         if foreground != nil { removeForeground(.superseded, now: now, into: &effects) }
         effects.append(.observe(.stackChanged))
         effects.append(.observe(.webviewOpen(webview: id, url: url, token: token)))
-        guard singleTab else { return }
+        guard singleTab else { return reply }
         // The one browser tab follows the top of the stack: the page that was on top leaves.
         let leaving: ItemID? = requester ?? previousTop
         if let leaving, let i = webViewIndex(leaving), stack[i].webViewIsConnected {
@@ -236,38 +243,37 @@ public struct SessionEngine: Equatable, Sendable {
             updateWebView(at: i) { $0.connected = false }
             effects.append(.observe(.pageDisconnected(webview: leaving)))
         }
+        return reply
     }
 
-    private mutating func pushNative(url: String, requester: ItemID?, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func pushNative(url: String, requester: ItemID?, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         if let error = checkPush(requester: requester, what: "a native screen") {
-            effects.append(.failure(error))
-            return
+            throw error
         }
         let id = ItemID.native(nextNative)
         nextNative += 1
         stack.append(.native(NativeScreen(id: id, url: url)))
         version &+= 1
-        effects.append(.reply(.pushNative(screen: id)))
+        let reply = SessionReply.pushNative(screen: id)
         if foreground != nil { removeForeground(.superseded, now: now, into: &effects) }
         effects.append(.observe(.stackChanged))
+        return reply
     }
 
     // MARK: - Back
 
-    private mutating func back(requester: ItemID?, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func back(requester: ItemID?, singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         if let requester {
             guard webViewIndex(requester) != nil else {
-                effects.append(.failure(.unknownWebview(requester)))
-                return
+                throw .unknownWebview(requester)
             }
             guard topID == requester else {
-                effects.append(.failure(.conflict("back from \(requester), which is not on top (top is \(stack.last.map { "\($0.id)" } ?? "nothing"))")))
-                return
+                throw .conflict("back from \(requester), which is not on top (top is \(stack.last.map { "\($0.id)" } ?? "nothing"))")
             }
         }
         guard stack.count > 1 else {
-            effects.append(.reply(.back(action: .none, removed: [])))
-            return
+            let reply = SessionReply.back(action: .none, removed: [])
+            return reply
         }
         if kind(at: stack.count - 1) == .webview, kind(at: stack.count - 2) == .placeholder {
             // Swap: the web view goes back one step in its own history; the placeholder's image
@@ -282,29 +288,31 @@ public struct SessionEngine: Equatable, Sendable {
                 w.title = p.title
             }
             version &+= 1
-            effects.append(.reply(.back(action: .swap, removed: [p.id])))
+            let reply = SessionReply.back(action: .swap, removed: [p.id])
             effects.append(.observe(.stackChanged))
             effects.append(.sendToPage(id, .back(placeholder: p.id, url: p.url)))
             showForeground(over: id, kind: .placeholder, now: now, into: &effects)
-            return
+            return reply
         }
         let top = stack.removeLast()
         version &+= 1
-        effects.append(.reply(.back(action: .pop, removed: [top.id])))
+        let reply = SessionReply.back(action: .pop, removed: [top.id])
         discard(CollectionOfOne(top), singleTab: singleTab, now: now, into: &effects)
+        return reply
     }
 
-    private mutating func popToRoot(singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func popToRoot(singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         let rootIndex = stack.firstIndex(where: \.isWebView) ?? 0
         guard rootIndex + 1 < stack.count else {
-            effects.append(.reply(.popToRoot(removed: [])))
-            return
+            let reply = SessionReply.popToRoot(removed: [])
+            return reply
         }
         let removed = Array(stack[(rootIndex + 1)...].reversed())
         stack.removeSubrange((rootIndex + 1)...)
         version &+= 1
-        effects.append(.reply(.popToRoot(removed: removed.map(\.id))))
+        let reply = SessionReply.popToRoot(removed: removed.map(\.id))
         discard(removed, singleTab: singleTab, now: now, into: &effects)
+        return reply
     }
 
     /// Effects of items just taken off the stack, top first: foregrounds closed, pages told and
@@ -353,13 +361,13 @@ public struct SessionEngine: Equatable, Sendable {
         effects.append(.observe(.foregroundRemoved(webview: fg.webview, reason: reason, latencyMs: Self.milliseconds(now - fg.shownAt))))
     }
 
-    private mutating func timerFired(_ token: TimerToken, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func timerFired(_ token: TimerToken, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let fg = foreground, fg.timer == token else {
-            effects.append(.failure(.staleTimer(token)))
-            return
+            throw .staleTimer(token)
         }
-        effects.append(.reply(.timerHandled))
+        let reply = SessionReply.timerHandled
         removeForeground(.timeout, now: now, into: &effects)
+        return reply
     }
 
     // MARK: - Router
@@ -369,10 +377,9 @@ public struct SessionEngine: Equatable, Sendable {
         IDCounters(webview: nextWebView, placeholder: nextPlaceholder, native: nextNative)
     }
 
-    private mutating func adopt(_ newStack: [StackItem], removed: [ItemID], singleTab: Bool, next: IDCounters, now: Int64, into effects: inout [SessionEffect]) {
+    private mutating func adopt(_ newStack: [StackItem], removed: [ItemID], singleTab: Bool, next: IDCounters, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard !newStack.isEmpty, !(newStack.last!.isPlaceholder) else {
-            effects.append(.failure(.invalid("a stack must not be empty nor end with a placeholder")))
-            return
+            throw .invalid("a stack must not be empty nor end with a placeholder")
         }
         let old = stack
         let oldTop = old.last?.webview
@@ -381,7 +388,7 @@ public struct SessionEngine: Equatable, Sendable {
         nextWebView = max(nextWebView, next.webview)
         nextPlaceholder = max(nextPlaceholder, next.placeholder)
         nextNative = max(nextNative, next.native)
-        effects.append(.reply(.adopted))
+        let reply = SessionReply.adopted
         if let fg = foreground {
             if removed.contains(fg.webview) {
                 removeForeground(.closed, now: now, into: &effects)
@@ -410,12 +417,13 @@ public struct SessionEngine: Equatable, Sendable {
             }
             effects.append(.observe(.webviewClosed(webview: w.id)))
         }
+        return reply
     }
 
     // MARK: - Closing
 
-    private mutating func close(reason: String, now: Int64, into effects: inout [SessionEffect]) {
-        effects.append(.reply(.closed))
+    private mutating func close(reason: String, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
+        let reply = SessionReply.closed
         if foreground != nil { removeForeground(.closed, now: now, into: &effects) }
         for i in stack.indices.reversed() where stack[i].webViewIsConnected {
             let id = stack[i].id
@@ -424,6 +432,7 @@ public struct SessionEngine: Equatable, Sendable {
             updateWebView(at: i) { $0.connected = false }
         }
         isClosed = true
+        return reply
     }
 
     // MARK: - Helpers

@@ -198,6 +198,20 @@ public struct ItemIDs: Sendable, Equatable {
     }
 }
 
+extension ItemIDs {
+    /// The counters as the engine takes them.
+    public var counters: IDCounters {
+        IDCounters(webview: nextWebview, placeholder: nextPlaceholder, native: nextNative)
+    }
+
+    /// Raises each counter to at least the engine's (ids are never reused within a session).
+    public mutating func raise(to engine: IDCounters) {
+        nextWebview = max(nextWebview, engine.webview)
+        nextPlaceholder = max(nextPlaceholder, engine.placeholder)
+        nextNative = max(nextNative, engine.native)
+    }
+}
+
 /// What the router keeps per session: the tree and the id counters.
 public struct RouteSession: Sendable, Equatable {
     public var tree: NavigationTree

@@ -370,3 +370,10 @@ public struct Router: Sendable {
         }
     }
 }
+
+extension Router: Equatable {
+    /// The same configuration, web base and feature flags (everything else is derived from them).
+    public static func == (a: Router, b: Router) -> Bool {
+        a.config == b.config && a.webBaseText == b.webBaseText && a.featureFlags == b.featureFlags
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+import BridgeProtocol
+
+/// Builds the script injected into every document of a browser session's tab: `inject.js` with
+/// bridge.js inside it as a classic script, configured for one web view.
+public enum InjectedClient {
+    /// bridge.js as a classic script body: `export` keywords dropped, `import.meta.url` replaced
+    /// by the injected configuration's module url.
+    public static func classicBridge(_ bridgeJS: String) -> String {
+        var out = ""
+        out.reserveCapacity(bridgeJS.utf8.count)
+        for line in bridgeJS.split(separator: "\n", omittingEmptySubsequences: false) {
+            var l = Substring(line)
+            if l.hasPrefix("export ") { l = l.dropFirst("export ".count) }
+            out += l.replacingOccurrences(of: "import.meta.url", with: "__bridgedModuleUrl")
+            out += "\n"
+        }
+        return out
+    }
+
+    /// The script for one tab: `template` (inject.js) with its markers replaced.
+    /// - Parameters:
+    ///   - bridgeURL: the daemon's WebSocket endpoint (`ws://HOST:PORT/bridge`).
+    ///   - claim: the web view this tab is, with its token.
+    public static func script(template: String, classicBridge: String, bridgeURL: String, moduleURL: String,
+                              session: String, webview: String, token: String) -> String {
+        let config: JSONValue = [
+            "url": .string(bridgeURL), "moduleUrl": .string(moduleURL),
+            "claim": ["session": .string(session), "webview": .string(webview), "token": .string(token)],
+        ]
+        return template
+            .replacingOccurrences(of: "/*@CONFIG@*/ null", with: config.jsonString)
+            .replacingOccurrences(of: "/*@BRIDGE_JS@*/", with: classicBridge)
+    }
+}

@@ -1,0 +1,75 @@
+/// Limits on what one page or controller can make a session hold (`--max-url-bytes`,
+/// `--max-session-bytes`; docs/SECURITY.md and docs/PROTOCOL.md).
+///
+/// What a session holds is counted as `Session.heldBytes`: the UTF-8 bytes of every url and
+/// title of its items (the active stack and, with a routing configuration, every stack of the
+/// tree) plus `itemOverhead` per item. A request that would take a session over the bound is
+/// refused before anything changes.
+extension Bridge {
+    /// A url (or title) longer than `maxURLBytes` is `invalid-params`.
+    func checkURL(_ text: String?, _ field: String) throws(ProtocolError) {
+        guard let text, text.utf8.count > configuration.maxURLBytes else { return }
+        throw ProtocolError(.invalidParams, "\"\(field)\" is \(text.utf8.count) bytes, more than --max-url-bytes (\(configuration.maxURLBytes)) allows")
+    }
+
+    /// Before a step that adds an item (a `pwa-navigate`'s placeholder, a pushed web view): the
+    /// url and title within `maxURLBytes`, and the session within `maxSessionBytes` afterwards
+    /// (counted generously: the top web view's url and title again, for the placeholder that
+    /// copies them, plus the new ones).
+    func checkPush(_ s: inout Session, url: String?, title: String?) throws(ProtocolError) {
+        try checkURL(url, "url")
+        try checkURL(title, "title")
+        var adding = 2 * Session.itemOverhead + (url?.utf8.count ?? 0) + (title?.utf8.count ?? 0)
+        if let top = s.engine.top { adding += top.url.utf8.count + (top.webview?.title?.utf8.count ?? 0) }
+        let held = s.heldBytes
+        guard held + adding > configuration.maxSessionBytes else { return }
+        throw ProtocolError(.limitExceeded, "session \(s.id) holds \(held) bytes of urls and titles; this would take it over --max-session-bytes (\(configuration.maxSessionBytes))")
+    }
+
+    /// After a router action computed on a copy: every url and title within `maxURLBytes`, the
+    /// whole session within `maxSessionBytes`.
+    func checkHeld(_ s: Session) throws(ProtocolError) {
+        if let tree = s.route?.tree {
+            for stack in tree.stackIDs {
+                for item in tree[stack] ?? [] {
+                    try checkURL(item.url, "url")
+                    try checkURL(item.title, "title")
+                }
+            }
+        }
+        let held = s.heldBytes
+        guard held > configuration.maxSessionBytes else { return }
+        throw ProtocolError(.limitExceeded, "session \(s.id) would hold \(held) bytes of urls and titles, more than --max-session-bytes (\(configuration.maxSessionBytes)) allows")
+    }
+}
+
+extension Session {
+    /// What every item counts besides its url and title.
+    static let itemOverhead = 64
+
+    /// The bytes of urls and titles the session holds, plus `itemOverhead` per item: the active
+    /// stack, and every stack of the routing tree (whose active stack mirrors the engine's; the
+    /// larger count of the two is taken).
+    var heldBytes: Int {
+        var engineBytes = 0
+        for item in engine.stack {
+            engineBytes += Session.itemOverhead + item.url.utf8.count
+            switch item {
+            case .webview(let w): engineBytes += w.title?.utf8.count ?? 0
+            case .placeholder(let p): engineBytes += p.title?.utf8.count ?? 0
+            case .native: break
+            }
+        }
+        guard let tree = route?.tree else { return engineBytes }
+        var treeBytes = 0
+        var activeBytes = 0
+        for stack in tree.stackIDs {
+            for item in tree[stack] ?? [] {
+                let n = Session.itemOverhead + item.url.utf8.count + (item.title?.utf8.count ?? 0)
+                treeBytes += n
+                if stack == tree.activeStackID { activeBytes += n }
+            }
+        }
+        return treeBytes - activeBytes + max(activeBytes, engineBytes)
+    }
+}

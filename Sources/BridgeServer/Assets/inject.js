@@ -1,0 +1,1 @@
+../../../js-client/inject.js

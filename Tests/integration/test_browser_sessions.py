@@ -1,0 +1,353 @@
+"""Browser sessions (docs/BROWSER.md): the daemon drives Chromium, a tab per web view, and pages
+run unmodified. Real Chromium (the Debian package `chromium`), driven only over the controller
+protocol."""
+import asyncio
+import base64
+import http.server
+import os
+import signal
+import threading
+import time
+import urllib.parse
+
+import pytest
+
+from bridgeclient import controller, ids
+from conftest import http_request
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DEMO = os.path.join(REPO, "js-client", "demo")
+TIMEOUT = 30
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+class _Pages(http.server.BaseHTTPRequestHandler):
+    """A site of its own (another loopback origin): a form page and an echo of what was sent."""
+
+    FORM = b"""<!doctype html><meta name="viewport" content="width=device-width">
+<title>form</title>
+<input id="q" value="">
+<form id="f" method="post" action="/echo"><input name="name" value="a b&c"><button id="go">go</button></form>
+<a id="tt" href="tt://settings">settings</a>
+<a id="hash" href="#here">here</a>
+<script>window.alive = "yes";</script>"""
+
+    def log_message(self, *args):
+        pass
+
+    def _send(self, body, status=200):
+        self.send_response(status)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.path.startswith("/form"):
+            self._send(self.FORM)
+        else:
+            body = f"<pre id='echo'>GET {self.path}</pre>".encode()
+            self._send(body)
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        data = self.rfile.read(length).decode()
+        ctype = self.headers.get("Content-Type", "")
+        self._send(f"<pre id='echo'>POST {self.path} {ctype} {data}</pre>".encode())
+
+
+@pytest.fixture
+def site():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def descendants(pid):
+    """Live (non-zombie) processes below `pid`, from /proc."""
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        children.setdefault(int(fields[1]), []).append((int(name), fields[0]))
+    out, todo = [], [pid]
+    while todo:
+        for child, state in children.get(todo.pop(), []):
+            if state != "Z":
+                out.append(child)
+            todo.append(child)
+    return out
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+async def wait_until(c, session, webview, expression, timeout=TIMEOUT):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = await c.call("webview.evaluate", {"session": session, "webview": webview, "expression": expression})
+        if last.get("result", {}).get("value") is True:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {expression!r} in {webview}: {last}")
+
+
+async def evaluate(c, session, webview, expression):
+    return (await c.request("webview.evaluate", {"session": session, "webview": webview, "expression": expression}))["value"]
+
+
+async def stack_is(c, session, expected, timeout=TIMEOUT):
+    await c.next_event("stack.changed", timeout, where=lambda p: p["session"] == session and ids(p["stack"]) == expected)
+    got = await c.request("session.get", {"session": session})
+    assert ids(got["stack"]) == expected
+
+
+async def create(c, url):
+    result = await c.request("session.create", {"url": url, "browser": True}, timeout=60)
+    s = result["session"]
+    await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W1")
+    return s
+
+
+def test_astro_page_walks_the_seed_scenario_unmodified(daemon_factory):
+    d = daemon_factory("--static", DEMO)
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, d.url + "/app/astro.html")
+        await wait_until(c, s, "W1", "document.body.dataset.inApp === 'true' && document.body.dataset.renders === '1'")
+        ua = await evaluate(c, s, "W1", "navigator.userAgent")
+        assert ua.endswith(" Astro App/1.0"), ua
+        assert await evaluate(c, s, "W1", "location.href") == d.url + "/app/astro.html", "no claim in the address bar"
+        assert await evaluate(c, s, "W1", "[innerWidth, innerHeight]") == [390, 844]
+
+        before = await c.request("session.screenshot", {"session": s})
+        # A PWA navigation: the snapshot is taken before the reply, the overlay is up until pwa-rendered.
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#astro-deals"})
+        await stack_is(c, s, "P1 W1")
+        await c.next_event("foreground.removed", TIMEOUT, where=lambda p: p["session"] == s and p["reason"] == "rendered")
+        await wait_until(c, s, "W1", "document.body.dataset.view === 'deals' && !document.getElementById('__bridged_foreground')")
+        snap = await c.request("placeholder.snapshot", {"session": s, "placeholder": "P1"})
+        assert snap["mimeType"] == "image/jpeg"
+        jpeg = base64.b64decode(snap["data"])
+        assert jpeg[:2] == b"\xff\xd8" and jpeg[-2:] == b"\xff\xd9"
+        after = base64.b64decode((await c.request("session.screenshot", {"session": s}))["data"])
+        assert jpeg != after, "the snapshot shows the state before the pwa-navigate"
+        assert jpeg == base64.b64decode(before["data"]), "the snapshot is the screen as it was before the click"
+        status, headers, body = http_request(d, f"/api/sessions/{s}/placeholders/P1.jpg")
+        assert status == 200 and body == jpeg and headers["content-type"] == "image/jpeg"
+        assert http_request(d, f"/api/sessions/{s}/placeholders/P9.jpg")[0] == 404
+
+        # A classic navigation (a location assignment): a new tab, the PWA's tab stays below.
+        await evaluate(c, s, "W1", "location.href = '/app/classic.html'; 1")
+        await stack_is(c, s, "P1 W1 W2")
+        # classic.html imports /bridge.js itself: it finds the injected bridge.
+        await wait_until(c, s, "W2", "document.body.dataset.ready === 'true'")
+        assert await evaluate(c, s, "W2", "document.getElementById('webview').textContent") == "W2"
+        get = await c.request("session.get", {"session": s})
+        assert [i.get("connected") for i in get["stack"] if i["kind"] == "webview"] == [True, True]
+
+        # Into the PWA again (W3), two PWA navigations there.
+        await evaluate(c, s, "W2", "location.href = '/app/astro.html'; 1")
+        await stack_is(c, s, "P1 W1 W2 W3")
+        await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W3")
+        await wait_until(c, s, "W3", "document.body.dataset.renders === '1'")
+        await c.request("webview.click", {"session": s, "webview": "W3", "selector": "#astro-deals"})
+        await stack_is(c, s, "P1 W1 W2 P2 W3")
+        await wait_until(c, s, "W3", "document.body.dataset.view === 'deals'")
+        await c.request("webview.click", {"session": s, "webview": "W3", "selector": "#astro-help"})
+        await stack_is(c, s, "P1 W1 W2 P2 P3 W3")
+        await wait_until(c, s, "W3", "document.body.dataset.view === 'help'")
+
+        # Six backs.
+        for expected, view in [("P1 W1 W2 P2 W3", "deals"), ("P1 W1 W2 W3", "start")]:
+            await c.request("navigation.back", {"session": s})
+            await stack_is(c, s, expected)
+            await wait_until(c, s, "W3", f"document.body.dataset.view === '{view}'")
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "P1 W1 W2")
+        assert await c.error("webview.evaluate", {"session": s, "webview": "W3", "expression": "1"}) == "unknown-webview"
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "P1 W1")
+        assert await evaluate(c, s, "W1", "document.body.dataset.view") == "deals", "the PWA's tab is as it was left"
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+        await wait_until(c, s, "W1", "document.body.dataset.view === 'start'")
+        r = await c.request("navigation.back", {"session": s})
+        assert r["action"] == "none" and ids(r["stack"]) == "W1"
+        await c.request("session.close", {"session": s})
+        await c.close()
+
+    run(go())
+
+
+def test_navigations_are_stopped_natively_and_a_post_stays_a_post(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        # Fast back: what is typed in W1 survives the tabs stacked over it.
+        await c.request("webview.type", {"session": s, "webview": "W1", "selector": "#q", "text": "typed"})
+
+        # A POST form: a new web view, loaded as a POST with its body.
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#go"})
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "!!document.getElementById('echo')")
+        echo = await evaluate(c, s, "W2", "document.getElementById('echo').textContent")
+        assert echo == "POST /echo application/x-www-form-urlencoded name=a+b%26c", echo
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+        assert await evaluate(c, s, "W1", "document.getElementById('q').value") == "typed"
+
+        # location.href = …
+        await evaluate(c, s, "W1", f"location.href = '{site}/assigned'; 1")
+        await stack_is(c, s, "W1 W3")
+        await wait_until(c, s, "W3", "document.getElementById('echo')?.textContent === 'GET /assigned'")
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+
+        # window.open: the popup never shows; its url becomes a web view.
+        await evaluate(c, s, "W1", f"window.open('{site}/popup'); 1")
+        await stack_is(c, s, "W1 W4")
+        top = (await c.request("session.get", {"session": s}))["stack"][-1]
+        assert top["url"] == site + "/popup"
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+
+        # A custom scheme: stopped by the browser, handed to the navigation path.
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#tt"})
+        await stack_is(c, s, "W1 W5")
+        top = (await c.request("session.get", {"session": s}))["stack"][-1]
+        assert top["url"] == "tt://settings"
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+
+        # Same-document changes stay the page's own.
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#hash"})
+        await evaluate(c, s, "W1", "history.pushState({}, '', '#pushed'); 1")
+        await wait_until(c, s, "W1", "location.hash === '#pushed'")
+        assert ids((await c.request("session.get", {"session": s}))["stack"]) == "W1"
+        assert await evaluate(c, s, "W1", "window.alive + document.getElementById('q').value") == "yestyped"
+
+        # Errors.
+        assert await c.error("webview.evaluate", {"session": s, "webview": "W9", "expression": "1"}) == "unknown-webview"
+        assert await c.error("webview.evaluate", {"session": s, "webview": "W1"}) == "invalid-params"
+        assert await c.error("webview.click", {"session": s, "webview": "W1", "selector": "#nothing"}) == "browser-error"
+        reply = await c.call("webview.evaluate", {"session": s, "webview": "W1", "expression": "throw new Error('boom')"})
+        assert reply["error"]["code"] == "browser-error" and "boom" in reply["error"]["message"]
+        plain = await c.request("session.create", {})
+        assert await c.error("webview.evaluate", {"session": plain["session"], "webview": "W1", "expression": "1"}) == "invalid-params"
+        await c.close()
+
+    run(go())
+
+
+def test_sessions_do_not_share_cookies(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        a = await create(c, site + "/form")
+        b = await create(c, site + "/form")
+        await wait_until(c, a, "W1", "window.alive === 'yes'")
+        await wait_until(c, b, "W1", "window.alive === 'yes'")
+        await evaluate(c, a, "W1", "document.cookie = 'who=a; path=/'; 1")
+        assert await evaluate(c, a, "W1", "document.cookie") == "who=a"
+        assert await evaluate(c, b, "W1", "document.cookie") == ""
+        await c.close()
+
+    run(go())
+
+
+def test_sigterm_leaves_no_chromium_behind(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await evaluate(c, s, "W1", f"location.href = '{site}/two'; 1")
+        await stack_is(c, s, "W1 W2")
+        await c.close()
+
+    run(go())
+    chromium = descendants(d.proc.pid)
+    assert chromium, "Chromium runs under the daemon"
+    assert d.stop(signal.SIGTERM, timeout=30) == 0
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(p) for p in chromium):
+        time.sleep(0.05)
+    assert [p for p in chromium if alive(p)] == []
+
+
+def test_without_chromium_the_error_is_clear_and_plain_sessions_work(daemon_factory):
+    d = daemon_factory("--chromium", "/nonexistent/chromium")
+
+    async def go():
+        c = await controller(d.ws_url)
+        reply = await c.call("session.create", {"url": "http://127.0.0.1/x", "browser": True})
+        assert reply["error"]["code"] == "browser-error"
+        assert "apt-get install chromium" in reply["error"]["message"]
+        assert (await c.request("session.list"))["sessions"] == []
+        plain = await c.request("session.create", {"url": "http://127.0.0.1/y"})
+        assert plain["webview"] == "W1"
+        assert await c.error("session.create", {"browser": "yes"}) == "invalid-params"
+        await c.close()
+
+    run(go())
+
+
+def test_bridged_open_runs_the_astro_demo_in_a_tab(daemon_factory):
+    # The url names the daemon's own port, known only once it listens: pick a free one first.
+    import socket
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    d = daemon_factory("open", f"http://127.0.0.1:{port}/app/astro.html", "--port", str(port), "--static", DEMO)
+
+    async def go():
+        c = await controller(d.ws_url)
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            sessions = (await c.request("session.list"))["sessions"]
+            if sessions and sessions[0]["stack"][0].get("connected"):
+                break
+            assert time.monotonic() < deadline, sessions
+            await asyncio.sleep(0.05)
+        s = sessions[0]["session"]
+        await wait_until(c, s, "W1", "document.body.dataset.inApp === 'true'")
+        assert (await evaluate(c, s, "W1", "navigator.userAgent")).endswith("Astro App/1.0")
+        await c.close()
+
+    run(go())
+    status, _, body = http_request(d, "/api/sessions")
+    assert status == 200 and b'"W1"' in body
+
+
+def test_open_has_help_and_checks_its_url():
+    from conftest import run_daemon_expect_exit
+    code, out, err = run_daemon_expect_exit("open", "--help")
+    assert code == 0 and "URL" in out and "--chromium" in out
+    code, out, err = run_daemon_expect_exit("open", "ftp://x")
+    assert code != 0 and "http://" in err
