@@ -121,6 +121,7 @@ public final class Daemon: TransportDelegate {
     public func transportDidOpen(_ id: ConnectionID, info: ConnectionInfo) {
         let t = now
         bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, origin: info.origin, at: t)
+        noteOrigin(id, info)
         if recorder != nil { recordInput(.connect(client: id.raw, loopback: info.isLoopbackPeer), at: t) }
         perform()
     }
