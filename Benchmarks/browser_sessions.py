@@ -83,6 +83,13 @@ async def rendered(c, s, w):
     return await c.next_event("pwa-rendered", T, where=lambda p: p["session"] == s and p["webview"] == w)
 
 
+async def rendered_once(c, s, w):
+    # Scans every frame (several sessions wait on one connection at once; no shared cursor).
+    def find():
+        return next((p for p in c.events("pwa-rendered") if p["session"] == s and p["webview"] == w), None)
+    return await c._wait(find, T, f"pwa-rendered of {s} {w}")
+
+
 async def stack(c, s, expected):
     await c.next_event("stack.changed", T, where=lambda p: p["session"] == s and ids(p["stack"]) == expected)
 
@@ -231,11 +238,11 @@ async def main(args):
 
         async def one_session(k):
             s = (await c.request("session.create", {"url": base + "/app/astro.html?s=%d" % k, "browser": True}, timeout=T * 3))["session"]
-            await rendered(c, s, "W1")
+            await rendered_once(c, s, "W1")
             for i in range(args.webviews - 1):
                 await c.request("webview.evaluate", {"session": s, "webview": f"W{i + 1}",
                                                      "expression": "location.href = '/app/astro.html?n=%d'; 1" % i}, timeout=T * 3)
-                await rendered(c, s, f"W{i + 2}")
+                await rendered_once(c, s, f"W{i + 2}")
             got = await c.request("session.get", {"session": s})
             assert ids(got["stack"]) == " ".join(f"W{i + 1}" for i in range(args.webviews)), got
             return s

@@ -120,14 +120,14 @@ public actor BrowserHost {
         defer { shuttingDown = false }
         if let starting { _ = try? await starting.value }
         guard let b = browser else { return }
-        for session in contexts.keys { await closeSession(session) }
-        _ = try? await b.cdp.call("Browser.close", timeout: 3)
+        // Closing the browser closes every context and tab at once.
+        _ = try? await b.cdp.call("Browser.close", timeout: 2)
         browser = nil
         contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
         let process = b.process
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             Thread.detachNewThread {
-                process.terminate(graceSeconds: 3)
+                process.terminate(graceSeconds: 2)
                 done.resume()
             }
         }

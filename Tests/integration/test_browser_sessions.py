@@ -351,3 +351,58 @@ def test_open_has_help_and_checks_its_url():
     assert code == 0 and "URL" in out and "--chromium" in out
     code, out, err = run_daemon_expect_exit("open", "ftp://x")
     assert code != 0 and "http://" in err
+
+
+def test_a_crash_disconnects_pages_and_the_next_session_gets_a_new_chromium(daemon_factory, site):
+    d = daemon_factory()
+
+    def chromium_main():
+        for p in descendants(d.proc.pid):
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if any(a == b"--remote-debugging-pipe" for a in argv) and not any(a.startswith(b"--type=") for a in argv):
+                return p
+        return None
+
+    def renderers():
+        out = []
+        for p in descendants(d.proc.pid):
+            try:
+                with open(f"/proc/{p}/cmdline", "rb") as f:
+                    if b"--type=renderer" in f.read():
+                        out.append(p)
+            except OSError:
+                pass
+        return out
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        # The renderers killed (the tab's among them): its page disconnects, the daemon lives on.
+        victims = renderers()
+        assert victims
+        for victim in victims:
+            os.kill(victim, signal.SIGKILL)
+        await c.next_event("page.disconnected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W1")
+        # Chromium killed: browser.crashed, and a new session starts a new Chromium.
+        s2 = await create(c, site + "/form")
+        first = chromium_main()
+        assert first
+        os.kill(first, signal.SIGKILL)
+        await c.next_event("browser.crashed", TIMEOUT, where=lambda p: p["session"] == s2)
+        # The page's socket may close before or after Chromium's pipe is seen closed.
+        deadline = time.monotonic() + TIMEOUT
+        while not any(p["session"] == s2 for p in c.events("page.disconnected")):
+            assert time.monotonic() < deadline, "W1 of the crashed browser never disconnected"
+            await asyncio.sleep(0.05)
+        s3 = await create(c, site + "/form")
+        await wait_until(c, s3, "W1", "window.alive === 'yes'")
+        second = chromium_main()
+        assert second and second != first
+        assert await c.error("webview.evaluate", {"session": s2, "webview": "W1", "expression": "1"}) == "browser-error"
+        await c.close()
+
+    run(go())

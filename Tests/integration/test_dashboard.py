@@ -38,8 +38,8 @@ class Client:
         self.events: list[dict] = []
 
     @classmethod
-    async def open(cls, ws_url, **hello):
-        client = cls(await connect(ws_url))
+    async def open(cls, ws_url, origin=None, **hello):
+        client = cls(await connect(ws_url, origin=origin))
         client.hello = await client.call("hello", {"protocol": 1, **hello})
         return client
 
@@ -139,6 +139,21 @@ def test_observer_with_a_configured_token(daemon_factory):
         assert wrong.hello["error"]["code"] == "not-allowed"
         right = await Client.open(d.ws_url, role="observer", token="s3cret")
         assert "result" in right.hello
+
+    run(main())
+
+
+def test_observer_from_a_page_of_another_origin_needs_the_token(daemon_factory):
+    """A loopback peer is not enough when the page comes from elsewhere (e.g. behind a proxy)."""
+    d = daemon_factory("--token", "s3cret", "--allow-origin", "https://app.example")
+
+    async def main():
+        foreign = await Client.open(d.ws_url, origin="https://app.example", role="observer")
+        assert foreign.hello["error"]["code"] == "not-allowed"
+        with_token = await Client.open(d.ws_url, origin="https://app.example", role="observer", token="s3cret")
+        assert "result" in with_token.hello
+        local = await Client.open(d.ws_url, origin=f"http://127.0.0.1:{d.port}", role="observer")
+        assert "result" in local.hello
 
     run(main())
 
@@ -283,7 +298,9 @@ def test_buttons_only_with_the_token(daemon_factory):
             await ctl.call("navigation.navigateToUrl", {"session": sid, "url": "http://127.0.0.1/app/a"})
             await ctl.call("navigation.navigateToUrl", {"session": sid, "url": "http://127.0.0.1/app/b"})
 
-            await b.open(d.url + "/")
+            # With a token, the dashboard itself needs it: the one-time link (or the token) as
+            # `/?token=` sets the cookie and redirects to `/`.
+            await b.open(d.url + "/?token=s3cret")
             await b.until(f"return {CARD} && {CARD}.dataset.stack === 'W1 W2 W3'", "the session", 15.0, sid)
             assert await b.js(f"return {CARD}.querySelectorAll('button').length", sid) == 0, "no token, no buttons"
 

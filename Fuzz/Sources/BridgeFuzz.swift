@@ -1,0 +1,342 @@
+/// `fuzz-bridge`: the whole `Bridge` state machine driven by a script decoded from the input.
+///
+/// Each step of the script (one byte picks what, the next ones how) connects or disconnects a
+/// client, lets time pass (due timers fire in deadline order), sweeps idle sessions, or sends a
+/// frame: one built from templates that make sense for the protocol (hello as page or controller,
+/// with claims learned from earlier replies and events; page requests and events; controller
+/// requests on known sessions), or raw bytes taken from the input, so that libFuzzer's mutations
+/// reach the parser and the envelope checks through the Bridge.
+///
+/// Invariants, after every step:
+/// - every request gets exactly one reply, with its id, before anything else sent to its sender;
+///   an event gets no reply (at most one error with id null); a frame that is not valid JSON or not
+///   an object gets one error with id null;
+/// - a refused request (an error reply) changes nothing: the daemon's session list (every session,
+///   its stack and its foreground) and its count of clients are the same before and after;
+/// - nothing is sent to a client after its close or its disconnect; every frame sent is one JSON
+///   object; a timer is never scheduled twice;
+/// - memory stays bounded: at most `maxSessions` sessions, at most `maxStackDepth` items per stack,
+///   and a session's state (its entry of the session list) at most `maxStackDepth` items of at most
+///   the largest frame accepted.
+enum BridgeFuzz {
+    static let configuration = BridgeConfiguration(
+        engine: EngineConfiguration(foregroundTimeoutMs: 150, maxStackDepth: 8),
+        maxSessions: 4, sessionIdleSeconds: 2)
+
+    static func run(_ bytes: UnsafeRawBufferPointer) {
+        var script = Script(bytes: bytes)
+        var driver = Driver(seed: UInt64(bytes.count))
+        var steps = 0
+        while !script.atEnd && steps < 400 {
+            driver.step(&script)
+            steps += 1
+        }
+    }
+}
+
+/// The input, read byte by byte (zeros once it runs out).
+struct Script {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    var atEnd: Bool { offset >= bytes.count }
+
+    mutating func byte() -> Int {
+        guard offset < bytes.count else { return 0 }
+        defer { offset += 1 }
+        return Int(bytes[offset])
+    }
+
+    mutating func pick<T>(_ items: [T]) -> T { items[byte() % items.count] }
+
+    /// A length-prefixed chunk of the input (raw frame bytes).
+    mutating func chunk() -> [UInt8] {
+        let n = min(byte() * 4 + byte() % 4, bytes.count - min(offset, bytes.count))
+        defer { offset += n }
+        return Array(bytes[offset..<(offset + n)])
+    }
+}
+
+struct Driver {
+    var bridge: Bridge<SeededRandom>
+    var now: Int64 = 1_000_000
+    var nextClient: UInt64 = 1
+    var live: [ClientID] = []
+    var closed: Set<ClientID> = []
+    var gone: Set<ClientID> = []
+    var roles: [ClientID: String] = [:]
+    var timers: [TimerKey: Int64] = [:]
+    var nextID: Int64 = 1
+    var sessions: [String] = []
+    var claims: [(session: String, webview: String, token: String)] = []
+    var buffer: [BridgeEffect] = []
+
+    init(seed: UInt64) {
+        bridge = Bridge(configuration: BridgeFuzz.configuration, random: SeededRandom(seed: seed &+ 1))
+    }
+
+    mutating func step(_ s: inout Script) {
+        defer {
+            // The host finishes the daemon's closes (a closed client sends nothing more).
+            for c in live where closed.contains(c) { disconnect(c) }
+            checkBounds()
+        }
+        let op = s.byte()
+        switch op % 16 {
+        case 0, 1:
+            guard live.count < 12 else { return send(&s) }
+            let c = ClientID(nextClient)
+            nextClient += 1
+            bridge.connected(c, isLoopback: s.byte() % 8 != 0, at: now)
+            live.append(c)
+            perform(sender: nil, frame: [])
+        case 2:
+            guard !live.isEmpty else { return }
+            disconnect(s.pick(live))
+        case 3:
+            advance(ms: Int64(s.byte()) * 4)
+        case 4:
+            bridge.sweep(at: now)
+            perform(sender: nil, frame: [])
+        default:
+            send(&s)
+        }
+    }
+
+    mutating func disconnect(_ c: ClientID) {
+        live.removeAll { $0 == c }
+        gone.insert(c)
+        bridge.disconnected(c, at: now)
+        perform(sender: nil, frame: [])
+    }
+
+    mutating func advance(ms: Int64) {
+        now += ms * 1000
+        while let (key, due) = timers.min(by: { $0.value < $1.value }), due <= now {
+            timers[key] = nil
+            bridge.timerFired(key, at: due)
+            perform(sender: nil, frame: [])
+        }
+    }
+
+    mutating func send(_ s: inout Script) {
+        guard !live.isEmpty else { return }
+        let c = s.pick(live)
+        let frame = s.byte() % 5 == 0 ? s.chunk() : build(for: c, &s)
+        let before = snapshot()
+        bridge.received(c, text: frame, at: now)
+        let reply = perform(sender: c, frame: frame)
+        // A successful hello gives the client the role it asked for.
+        if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame),
+           sent["method"] == "hello", let role = sent["params"]?["role"]?.stringValue {
+            roles[c] = role
+        }
+        if let reply, reply["error"] != nil, reply["id"] != .null {
+            let after = snapshot()
+            if after != before {
+                fuzzFailure("a refused request changed the daemon: \(String(decoding: frame, as: UTF8.self))\nreply: \(reply.jsonString)\nbefore: \(before.text)\nafter: \(after.text)")
+            }
+        }
+    }
+
+    struct Snapshot: Equatable {
+        var sessions: [UInt8]
+        var clients: Int
+        var text: String { String(decoding: sessions, as: UTF8.self) + " clients \(clients)" }
+    }
+
+    mutating func snapshot() -> Snapshot {
+        Snapshot(sessions: bridge.sessionListJSON(at: now), clients: bridge.clientCount)
+    }
+
+    // MARK: Effects and the reply rule
+
+    /// Performs one step's effects, checking them; returns the reply to `sender`, if any.
+    @discardableResult
+    mutating func perform(sender: ClientID?, frame: [UInt8]) -> JSONValue? {
+        bridge.drainEffects(into: &buffer)
+        let what = String(decoding: frame.prefix(200), as: UTF8.self).debugDescription
+        var toSender: [JSONValue] = []
+        for effect in buffer {
+            switch effect {
+            case .send(let to, let bytes):
+                if gone.contains(to) { fuzzFailure("sent to \(to) after its disconnect: \(what)") }
+                if closed.contains(to) { fuzzFailure("sent to \(to) after its close: \(what)") }
+                guard let value = try? JSONParser.parse(bytes), case .object = value else {
+                    fuzzFailure("sent a frame that is not a JSON object: \(String(decoding: bytes, as: UTF8.self))")
+                }
+                if value["id"] != nil, to != sender { fuzzFailure("a reply went to \(to), not to the sender: \(what)") }
+                if to == sender { toSender.append(value) }
+                learn(to, value)
+            case .close(let to, _, _):
+                if closed.contains(to) { fuzzFailure("closed \(to) twice") }
+                closed.insert(to)
+            case .schedule(let key, let ms):
+                if timers[key] != nil { fuzzFailure("timer \(key) scheduled twice") }
+                timers[key] = now + Int64(ms) * 1000
+            case .cancel(let key):
+                timers[key] = nil
+            case .host:
+                break  // work for a browser host (browser sessions): no browser here
+            }
+        }
+        guard sender != nil else { return nil }
+        let replies = toSender.filter { $0["id"] != nil }
+        switch Self.rule(for: frame) {
+        case .request(let id):
+            if replies.count != 1 { fuzzFailure("\(replies.count) replies to \(what)") }
+            if replies[0]["id"] != id { fuzzFailure("reply id \(replies[0]["id"]!.jsonString), expected \(id.jsonString): \(what)") }
+            if toSender.first != replies[0] { fuzzFailure("something came before the reply: \(what)") }
+            return replies[0]
+        case .event:
+            if replies.count > 1 || replies.contains(where: { $0["id"] != .null }) {
+                fuzzFailure("an event got \(replies.map(\.jsonString)): \(what)")
+            }
+            return nil
+        case .ignoredBeforeHello:
+            return nil
+        }
+    }
+
+    enum Rule {
+        case request(JSONValue)
+        case event
+        case ignoredBeforeHello
+    }
+
+    /// What a frame must get back, judged from its bytes alone (contract section 2).
+    static func rule(for bytes: [UInt8]) -> Rule {
+        guard let value = try? JSONParser.parse(bytes), case .object(let o) = value else { return .request(.null) }
+        let id: JSONValue = if case .int(let n)? = o["id"] { .int(n) } else { .null }
+        if o["method"] != nil { return .request(id) }
+        if o["event"] != nil && o["id"] == nil { return .event }
+        return .request(id)
+    }
+
+    /// Learns sessions, claims and roles from what clients are sent.
+    mutating func learn(_ to: ClientID, _ value: JSONValue) {
+        if let result = value["result"] {
+            if let role = result["role"]?.stringValue { roles[to] = role }
+            if let sid = result["session"]?.stringValue {
+                if !sessions.contains(sid) { sessions.append(sid) }
+                if let w = result["webview"]?.stringValue, let t = result["token"]?.stringValue { claims.append((sid, w, t)) }
+            }
+        }
+        guard let params = value["params"] else { return }
+        for candidate in [params, params["load"] ?? .null] {
+            if let sid = candidate["session"]?.stringValue, let w = candidate["webview"]?.stringValue,
+               let t = candidate["token"]?.stringValue {
+                claims.append((sid, w, t))
+            }
+        }
+        if claims.count > 64 { claims.removeFirst(claims.count - 64) }
+        if sessions.count > 32 { sessions.removeFirst(sessions.count - 32) }
+    }
+
+    // MARK: Bounds
+
+    mutating func checkBounds() {
+        let c = BridgeFuzz.configuration
+        if bridge.sessionCount > c.maxSessions { fuzzFailure("\(bridge.sessionCount) sessions, at most \(c.maxSessions)") }
+        for sid in bridge.sessionIDs {
+            guard let engine = bridge.engine(of: sid) else { fuzzFailure("listed session \(sid) has no engine") }
+            if engine.stack.isEmpty || engine.stack.count > c.engine.maxStackDepth {
+                fuzzFailure("\(sid): \(engine.stack.count) items, at most \(c.engine.maxStackDepth)")
+            }
+        }
+        // Every session's state is at most maxStackDepth items, each no bigger than the largest
+        // frame that could have brought it (the fuzzer's frames are at most 4 KiB + templates).
+        let list = bridge.sessionListJSON(at: now)
+        let bound = max(bridge.sessionCount, 1) * c.engine.maxStackDepth * (8192 + 512) + 256
+        if list.count > bound { fuzzFailure("session list of \(list.count) bytes for \(bridge.sessionCount) sessions, bound \(bound)") }
+    }
+
+    // MARK: Frames
+
+    mutating func someSession(_ s: inout Script) -> String {
+        let current = bridge.sessionIDs
+        switch s.byte() % 8 {
+        case 0: return s.pick(["s-0000000000000000", "", "W1", "s-"])
+        case 1 where !sessions.isEmpty: return s.pick(sessions)
+        default: return current.isEmpty ? "s-none" : s.pick(current)
+        }
+    }
+
+    mutating func someURL(_ s: inout Script) -> String {
+        let n = s.byte()
+        switch n % 12 {
+        case 0: return "http://h/app/\(n)"
+        case 1: return "tt://native/\(n % 3)"
+        case 2: return ""
+        case 3: return "http://h/app/?bridge_session=s-1&bridge_token=t"
+        case 4: return "http://h/ü/ẞ#f"
+        case 5: return "http://h/" + String(repeating: "a", count: s.byte() * 16)
+        default: return s.pick(["http://h/app/", "http://h/app/a", "http://h/app/b?x=1", "http://h/c.html"])
+        }
+    }
+
+    mutating func build(for c: ClientID, _ s: inout Script) -> [UInt8] {
+        var params: JSONObject = [:]
+        var name: String
+        var asEvent = false
+        switch roles[c] {
+        case nil:
+            name = s.byte() % 16 == 0 ? s.pick(["ping", "session.list", "pwa-navigate"]) : "hello"
+            params["protocol"] = s.byte() % 16 == 0 ? 2 : 1
+            if s.byte() % 4 != 0 {
+                params["role"] = "page"
+                if !claims.isEmpty && s.byte() % 3 != 0 {
+                    let claim = s.pick(claims)
+                    params["session"] = .string(claim.session)
+                    params["webview"] = .string(claim.webview)
+                    params["token"] = .string(s.byte() % 10 == 0 ? "bad" : claim.token)
+                }
+                if s.byte() % 3 != 0 { params["url"] = .string(someURL(&s)) }
+            } else {
+                params["role"] = "controller"
+                var handles: [JSONValue] = []
+                if s.byte() % 4 == 0 { handles.append("navigate") }
+                if s.byte() % 4 == 0 { handles.append("webview.open") }
+                if !handles.isEmpty { params["handles"] = .array(handles) }
+            }
+        case "page"?:
+            name = s.pick(["pwa-navigate", "pwa-navigate", "pwa-rendered", "pwa-rendered", "back", "navigate", "ping",
+                           "pwa-navigated", "cart.add", "hello", "session.list"])
+            switch name {
+            case "pwa-navigate":
+                if s.byte() % 5 != 0 { params["url"] = .string(someURL(&s)) }
+                if s.byte() % 3 == 0 { params["title"] = .string("T\(s.byte())") }
+            case "navigate", "pwa-navigated": params["url"] = .string(someURL(&s))
+            case "cart.add": params["sku"] = .int(Int64(s.byte()))
+            default: break
+            }
+            asEvent = name == "pwa-navigated" || name == "cart.add" || s.byte() % 3 == 0
+        default:
+            name = s.pick(["session.create", "session.list", "session.get", "session.close", "session.subscribe",
+                           "session.unsubscribe", "navigation.navigateToUrl", "navigation.navigateToUrl", "navigation.back",
+                           "navigation.canGoBack", "navigation.popToRoot", "ping", "bogus"])
+            switch name {
+            case "session.create": if s.byte() % 3 != 0 { params["url"] = .string(someURL(&s)) }
+            case "session.get", "session.close", "navigation.back", "navigation.canGoBack", "navigation.popToRoot":
+                params["session"] = .string(someSession(&s))
+            case "session.subscribe", "session.unsubscribe":
+                if s.byte() % 2 == 0 { params["session"] = .string(someSession(&s)) }
+            case "navigation.navigateToUrl":
+                params["session"] = .string(someSession(&s))
+                params["url"] = .string(someURL(&s))
+            default: break
+            }
+            asEvent = s.byte() % 32 == 0
+        }
+        var frame: JSONObject = [:]
+        if asEvent {
+            frame["event"] = .string(name)
+        } else {
+            nextID += 1
+            frame["id"] = .int(s.byte() % 32 == 0 ? s.pick([0, -1, nextID - 1, 1 << 53]) : nextID)
+            frame["method"] = .string(name)
+        }
+        if !params.isEmpty || s.byte() % 2 == 0 { frame["params"] = .object(params) }
+        return Array(JSONValue.object(frame).jsonString.utf8)
+    }
+}
