@@ -364,3 +364,44 @@ def test_a_thousand_sessions_changing_at_once(daemon_factory):
             await asyncio.to_thread(driver.quit)
 
     run(main())
+
+
+@needs_browser
+def test_a_browser_sessions_placeholder_is_a_thumbnail(daemon_factory):
+    """A browser session's pwa-navigate stacks P1 with a snapshot: the dashboard, open before it
+    happens, shows that snapshot as an image served by the daemon."""
+    from bridgeclient import controller
+    from test_browser_sessions import DEMO, TIMEOUT, create, stack_is, wait_until
+
+    d = daemon_factory("--static", DEMO)
+
+    async def main():
+        driver = await asyncio.to_thread(selenium_support.chrome)
+        b = Browser(driver)
+        try:
+            await b.open(d.url + "/")
+            c = await controller(d.ws_url)
+            s = await create(c, d.url + "/app/astro.html")
+            await wait_until(c, s, "W1", "document.body.dataset.inApp === 'true' && document.body.dataset.renders === '1'")
+            await b.until(f"return {CARD} && {CARD}.dataset.stack === 'W1'", "the browser session's card", 15.0, s)
+            await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#astro-deals"})
+            await stack_is(c, s, "P1 W1")
+            await c.next_event("foreground.removed", TIMEOUT, where=lambda p: p["session"] == s and p["reason"] == "rendered")
+
+            url = f"{d.url}/api/sessions/{s}/placeholders/P1.jpg"
+            status, headers, jpeg = http_request(d, f"/api/sessions/{s}/placeholders/P1.jpg")
+            assert status == 200 and headers["content-type"] == "image/jpeg" and jpeg[:2] == b"\xff\xd8"
+            thumb = f"{CARD} && {CARD}.querySelector('.item.placeholder[data-id=P1] img')"
+            loaded = await b.until(f"const i = {thumb}; return i && i.complete && i.naturalWidth > 0"
+                                   " && [i.src, i.naturalWidth, i.naturalHeight]", "P1's thumbnail loaded", 30.0, s)
+            src, width, height = loaded
+            assert src == url, src
+            assert width > 0 and height > 0
+            # The picture the page shows is the snapshot the daemon serves (a phone-shaped viewport).
+            assert height > width, (width, height)
+            selenium_support.screenshot(driver, "dashboard-thumbnail")
+            await c.close()
+        finally:
+            await asyncio.to_thread(driver.quit)
+
+    run(main())
