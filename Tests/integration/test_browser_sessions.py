@@ -35,8 +35,51 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 <a id="hash" href="#here">here</a>
 <script>window.alive = "yes";</script>"""
 
+    META = b"""<!doctype html><title>meta</title><meta http-equiv="refresh" content="0;url=/refreshed">"""
+
+    GET_FORM = b"""<!doctype html><title>get form</title>
+<form method="get" action="/search"><input name="q" value="x y"><button id="go">go</button></form>
+<script>window.alive = "yes";</script>"""
+
+    # Red, then blue, green, yellow, one PWA navigation each; a POP repaints nothing and reports
+    # nothing.
+    PWA = b"""<!doctype html><meta name="viewport" content="width=device-width"><title>pwa</title>
+<style>html,body{margin:0;height:100%;background:#f00}</style>
+<script>
+window.views = 0;
+window.next = async () => {
+  await Astro.jsRpcMethod("pwa-navigate", [])();
+  views++;
+  history.pushState({}, "", "?view=" + views);
+  document.body.style.background = ["#f00", "#00f", "#0f0", "#ff0"][views % 4];
+  Astro.jsRpcMethod("pwa-rendered", [])();
+};
+window.pops = 0;
+addEventListener("popstate", () => { window.pops++; });
+</script><body></body>"""
+
+    # Pages that hold a connection open while they live (an event stream): its end shows the
+    # tab is gone.
+    held = set()
+    released = set()
+
     def log_message(self, *args):
         pass
+
+    def _hold(self, key):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        _Pages.held.add(key)
+        try:
+            while True:
+                self.wfile.write(b"data: x\n\n")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass
+        _Pages.released.add(key)
 
     def _send(self, body, status=200):
         self.send_response(status)
@@ -46,8 +89,20 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
         if self.path.startswith("/form"):
             self._send(self.FORM)
+        elif self.path.startswith("/meta"):
+            self._send(self.META)
+        elif self.path.startswith("/getform"):
+            self._send(self.GET_FORM)
+        elif self.path.startswith("/pwa"):
+            self._send(self.PWA)
+        elif self.path.startswith("/holding"):
+            key = query["id"][0]
+            self._send(f"<p>{key}</p><script>new EventSource('/hold?id={key}')</script>".encode())
+        elif self.path.startswith("/hold"):
+            self._hold(query["id"][0])
         else:
             body = f"<pre id='echo'>GET {self.path}</pre>".encode()
             self._send(body)
@@ -298,6 +353,75 @@ def test_sigterm_leaves_no_chromium_behind(daemon_factory, site):
     while time.monotonic() < deadline and any(alive(p) for p in chromium):
         time.sleep(0.05)
     assert [p for p in chromium if alive(p)] == []
+
+
+def user_data_dirs(pid):
+    """The `--user-data-dir` of every Chromium below `pid`, from /proc/PID/cmdline."""
+    dirs = set()
+    for p in descendants(pid):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        for a in argv:
+            if a.startswith(b"--user-data-dir="):
+                dirs.add(a.split(b"=", 1)[1].decode())
+    return dirs
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_shutdown_removes_the_profile_directory(daemon_factory, site, sig):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await c.close()
+
+    run(go())
+    dirs = user_data_dirs(d.proc.pid)
+    assert len(dirs) == 1, dirs
+    profile = dirs.pop()
+    assert os.path.isdir(profile) and os.path.basename(profile).startswith("bridged-chromium-")
+    assert d.stop(sig, timeout=30) == 0
+    assert not os.path.exists(profile), os.listdir(profile)
+
+
+def test_a_profile_left_by_a_killed_daemon_is_removed_by_the_next(daemon_factory, site, tmp_path):
+    env = {"TMPDIR": str(tmp_path)}
+    d = daemon_factory(env=env)
+
+    async def go(daemon):
+        c = await controller(daemon.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await c.close()
+
+    run(go(d))
+    (profile,) = user_data_dirs(d.proc.pid)
+    assert os.path.dirname(profile) == str(tmp_path)
+    chromium = descendants(d.proc.pid)
+    # SIGKILL: the daemon cannot clean up; its Chromium dies with it, the profile stays.
+    d.kill_if_running()
+    deadline = time.monotonic() + TIMEOUT
+    while any(alive(p) for p in chromium):
+        assert time.monotonic() < deadline, "Chromium outlived its daemon"
+        time.sleep(0.05)
+    assert os.path.isdir(profile)
+    # A directory without Chromium's lock may belong to a daemon about to start one: kept.
+    unlocked = tmp_path / "bridged-chromium-unlocked"
+    unlocked.mkdir()
+
+    d2 = daemon_factory(env=env)
+    run(go(d2))
+    assert not os.path.exists(profile)
+    assert unlocked.is_dir()
+    (current,) = user_data_dirs(d2.proc.pid)
+    assert os.path.isdir(current)
+    assert d2.stop(signal.SIGTERM, timeout=30) == 0
+    assert not os.path.exists(current)
 
 
 def test_without_chromium_the_error_is_clear_and_plain_sessions_work(daemon_factory):
