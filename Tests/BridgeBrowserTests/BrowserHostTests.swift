@@ -210,7 +210,8 @@ final class BrowserHostTests: XCTestCase {
         try await host.openTab(session: "s1", webview: "W1", url: "about:blank", script: nil)
         let first = await host.chromiumPID
         let pid = try XCTUnwrap(first)
-        let firstProfile = try XCTUnwrap(await host.profileDirectory)
+        let firstDirectory = await host.profileDirectory
+        let firstProfile = try XCTUnwrap(firstDirectory)
         XCTAssertTrue(FileManager.default.fileExists(atPath: firstProfile))
         kill(pid, SIGKILL)
         let crashed = try await log.next { if case .browserCrashed = $0 { return true }; return false }
@@ -223,7 +224,8 @@ final class BrowserHostTests: XCTestCase {
         let second = try XCTUnwrap(restarted)
         XCTAssertNotEqual(second, pid)
         try await host.openTab(session: "s2", webview: "W1", url: "about:blank", script: nil)
-        let secondProfile = try XCTUnwrap(await host.profileDirectory)
+        let secondDirectory = await host.profileDirectory
+        let secondProfile = try XCTUnwrap(secondDirectory)
         XCTAssertNotEqual(secondProfile, firstProfile)
         await host.shutdown()
         XCTAssertFalse(FileManager.default.fileExists(atPath: firstProfile), "the crashed Chromium's profile is removed")

@@ -410,13 +410,15 @@ def test_a_profile_left_by_a_killed_daemon_is_removed_by_the_next(daemon_factory
         assert time.monotonic() < deadline, "Chromium outlived its daemon"
         time.sleep(0.05)
     assert os.path.isdir(profile)
+    socket_dir = os.path.dirname(os.readlink(os.path.join(profile, "SingletonSocket")))
+    assert os.path.dirname(socket_dir) == str(tmp_path) and os.path.isdir(socket_dir)
     # A directory without Chromium's lock may belong to a daemon about to start one: kept.
     unlocked = tmp_path / "bridged-chromium-unlocked"
     unlocked.mkdir()
 
     d2 = daemon_factory(env=env)
     run(go(d2))
-    assert not os.path.exists(profile)
+    assert not os.path.exists(profile) and not os.path.exists(socket_dir)
     assert unlocked.is_dir()
     (current,) = user_data_dirs(d2.proc.pid)
     assert os.path.isdir(current)
