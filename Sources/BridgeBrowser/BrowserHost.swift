@@ -367,8 +367,16 @@ public actor BrowserHost {
         let t = options.callTimeoutSeconds
         switch event.method {
         case "Page.frameStartedNavigating":
-            if event.params["frameId"]?.stringValue == tab.targetId {
-                tabs[key]?.lastNavigationType = event.params["navigationType"]?.stringValue
+            guard event.params["frameId"]?.stringValue == tab.targetId else { return }
+            let type = event.params["navigationType"]?.stringValue
+            tabs[key]?.lastNavigationType = type
+            // A traversal to a document that is not fetched (the tab's first entry, about:blank,
+            // which stands for the web view below) pauses nowhere: it is stopped here. Fetched
+            // ones are stopped at `Fetch.requestPaused`.
+            if type == "historyDifferentDocument", let url = event.params["url"]?.stringValue,
+               !url.hasPrefix("http:"), !url.hasPrefix("https:") {
+                _ = try? await cdp.call("Page.stopLoading", session: tab.cdpSession, timeout: t)
+                emit(.historyBack(session: tab.session, webview: tab.webview))
             }
         case "Page.frameRequestedNavigation":
             guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue,

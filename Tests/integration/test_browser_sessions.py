@@ -479,6 +479,25 @@ def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site
     run(go())
 
 
+def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
+        # Later, not in the evaluation itself: the traversal ends the document it runs in.
+        await evaluate(c, s, "W2", "setTimeout(() => history.back(), 0); 1")
+        await stack_is(c, s, "W1")
+        assert await evaluate(c, s, "W1", "window.alive") == "yes"
+        await c.close()
+
+    run(go())
+
+
 CENTER_PIXEL = """new Promise((resolve, reject) => {
   const img = new Image();
   img.onload = () => {
