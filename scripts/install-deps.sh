@@ -12,6 +12,9 @@ if [ $want_test = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || apt_pkgs+=(chromium-driver)
   command -v node >/dev/null 2>&1 || apt_pkgs+=(nodejs)
+  # The farm tests run the daemons behind both proxies (Tests/integration/test_farm.py).
+  [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || apt_pkgs+=(nginx)
+  [ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || apt_pkgs+=(haproxy)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -100,12 +100,12 @@ extension Daemon {
     func hostSend(_ b: BrowserSide, _ frame: JSONValue) {
         if !b.hostHello {
             b.hostHello = true
-            bridge.connected(BrowserSide.hostClient, isLoopback: true, at: now)
+            feedConnect(BrowserSide.hostClient, loopback: true)
             var params: JSONObject = ["protocol": 1, "role": "controller", "handles": ["webview.open"]]
             if let token = configuration.bridge.controllerToken { params["token"] = .string(token) }
-            bridge.received(BrowserSide.hostClient, text: JSONValue.object(["id": 1, "method": "hello", "params": .object(params)]).serialized(), at: now)
+            feedText(BrowserSide.hostClient, JSONValue.object(["id": 1, "method": "hello", "params": .object(params)]).serialized())
         }
-        bridge.received(BrowserSide.hostClient, text: frame.serialized(), at: now)
+        feedText(BrowserSide.hostClient, frame.serialized())
     }
 
     // MARK: hooks called by the daemon
@@ -158,7 +158,7 @@ extension Daemon {
         guard !queue.isEmpty else { return }
         b.snapshotTaken.insert(client)
         let first = queue.removeFirst()
-        first.withUnsafeBytes { bridge.received(client, text: $0, at: now) }
+        feedText(client, first)
         perform()
         b.snapshotTaken.remove(client)
         if let jpeg, let stack = bridge.engine(of: page.session)?.stack, stack.count >= 2,
@@ -178,7 +178,7 @@ extension Daemon {
             let id = ConnectionID(raw: client.raw)
             frame.withUnsafeBytes { raw in
                 if !browserIntercepts(id, raw) {
-                    bridge.received(client, text: raw, at: now)
+                    feedText(client, raw)
                     perform()
                 }
             }
@@ -196,7 +196,7 @@ extension Daemon {
     func completeHeld(_ client: ClientID, reply: [UInt8]) {
         guard let b = browser else { return }
         let id = ConnectionID(raw: client.raw)
-        transport.send(id, reply)
+        sendHostFrame(id, reply)
         (b.heldOut.removeValue(forKey: client) ?? []).forEach { transport.send(id, $0) }
         let queue = b.heldIn.removeValue(forKey: client) ?? []
         replay(client, queue)
@@ -232,7 +232,7 @@ extension Daemon {
                     remote.enqueue {
                         let d = ref.value
                         d.completeHeld(client, reply: Bridge<SystemRandomNumberGenerator>.errorFrame(id: id, code: .browserError, message: message))
-                        d.bridge.hostAbandon(session: session, at: d.now)
+                        d.feedHostAbandon(session)
                         d.perform()
                     }
                 }
@@ -245,7 +245,7 @@ extension Daemon {
                 let frame = b.snapshot(session: session, placeholder: target).map {
                     B.resultFrame(id: id, ["mimeType": "image/jpeg", "data": .string(Data($0).base64EncodedString())])
                 } ?? B.errorFrame(id: id, code: .browserError, message: "no snapshot of \(target): it was taken before the session's snapshot budget dropped it, or its pwa-navigate came as an event")
-                transport.send(ConnectionID(raw: client.raw), frame)
+                sendHostFrame(ConnectionID(raw: client.raw), frame)
                 return
             }
             hold(b, client)
@@ -347,18 +347,18 @@ extension Daemon {
                 forSession[PageURL.stripClaim(request.url)] = request
                 b.posts[session] = forSession
             }
-            bridge.received(client, text: JSONValue.object(["event": "navigate", "params": ["url": .string(request.url)]]).serialized(), at: now)
+            feedText(client, JSONValue.object(["event": "navigate", "params": ["url": .string(request.url)]]).serialized())
             perform()
         case .historyBack(let session, let webview):
             guard let client = bridge.pageClient(session: session, webview: webview) else { return }
-            bridge.received(client, text: Array(#"{"event":"back","params":{}}"#.utf8), at: now)
+            feedText(client, Array(#"{"event":"back","params":{}}"#.utf8))
             perform()
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")
         case .browserCrashed(let sessions):
             logger.error("Chromium went away; the pages of \(sessions.count) browser session(s) are disconnected")
             for session in sessions {
-                bridge.hostEvent(session: session, "browser.crashed", [:])
+                feedHostEvent(session, "browser.crashed", [:])
             }
             perform()
         }

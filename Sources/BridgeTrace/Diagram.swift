@@ -32,6 +32,8 @@ public enum StackDiagram {
         case .binary(let c): return "binary frame from #\(c)"
         case .timer(let key): return "foreground timer \(key.token) of session \(key.session) fired"
         case .sweep: return "idle sweep"
+        case .hostAbandon(let s): return "the browser could not open session \(s)"
+        case .hostEvent(_, let name, _): return "host event \(name)"
         case .text(let c, let bytes):
             guard let v = try? JSONParser.parse(bytes, maxDepth: 64) else { return "unparsable frame from #\(c)" }
             if let m = v["method"]?.stringValue { return "\(m) from #\(c)" }

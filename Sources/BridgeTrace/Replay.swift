@@ -90,6 +90,8 @@ public enum Replayer {
                 case .disconnect(let c): bridge.disconnected(ClientID(c), at: t)
                 case .timer(let key): bridge.timerFired(key, at: t)
                 case .sweep: bridge.sweep(at: t)
+                case .hostAbandon(let session): bridge.hostAbandon(session: session, at: t)
+                case .hostEvent(let session, let name, let fields): bridge.hostEvent(session: session, name, fields)
                 }
                 inputs += 1
                 if tape.overdrawn > 0 || tape.index < tape.words.count {

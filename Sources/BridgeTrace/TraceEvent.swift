@@ -30,6 +30,10 @@ public enum TraceInput: Equatable, Sendable {
     case disconnect(client: UInt64)
     case timer(TimerKey)
     case sweep
+    /// The browser could not open a browser session: the daemon abandons it.
+    case hostAbandon(session: String)
+    /// An event the host sent a session's subscribers (e.g. `browser.crashed`).
+    case hostEvent(session: String, name: String, fields: JSONObject)
 }
 
 /// One line of a trace, after the header.
@@ -40,6 +44,8 @@ public enum TraceEvent: Equatable, Sendable {
     case stack(session: String, stack: String?, at: Int64)
     /// A placeholder was stacked; `ref` is the path its snapshot is served at.
     case snapshot(session: String, placeholder: String, ref: String, at: Int64)
+    /// Work the state machine handed to the host's browser (`BridgeEffect.host`), as text.
+    case hostCall(String, at: Int64)
     /// A frame the daemon sent that did not come from the protocol state machine (a browser
     /// session's answer, e.g. `webview.evaluate`'s result). Kept for the record; a replay,
     /// which has no browser, skips it.
@@ -47,12 +53,17 @@ public enum TraceEvent: Equatable, Sendable {
 
     public var time: Int64 {
         switch self {
-        case .input(_, let t, _), .output(_, let t), .stack(_, _, let t), .snapshot(_, _, _, let t), .hostFrame(_, _, let t): return t
+        case .input(_, let t, _), .output(_, let t), .stack(_, _, let t), .snapshot(_, _, _, let t), .hostFrame(_, _, let t), .hostCall(_, let t): return t
         }
     }
 
     public var isInput: Bool { if case .input = self { return true } else { return false } }
-    public var isOutput: Bool { if case .output = self { return true } else { return false } }
+    public var isOutput: Bool {
+        switch self {
+        case .output, .hostCall: return true
+        default: return false
+        }
+    }
     /// Lines a replay does not reproduce (see `hostFrame`).
     public var isInformational: Bool { if case .hostFrame = self { return true } else { return false } }
 }
@@ -177,6 +188,10 @@ extension TraceEvent {
                 o["k"] = "timer"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw))
             case .sweep:
                 o["k"] = "sweep"
+            case .hostAbandon(let session):
+                o["k"] = "host-abandon"; o["session"] = .string(session)
+            case .hostEvent(let session, let name, let fields):
+                o["k"] = "host-event"; o["session"] = .string(session); o["name"] = .string(name); o["fields"] = .object(fields)
             }
             if !random.isEmpty { o["rand"] = .array(random.map { .string(Hex.word($0)) }) }
         case .output(let effect, _):
@@ -189,9 +204,11 @@ extension TraceEvent {
                 o["k"] = "schedule"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw)); o["ms"] = .int(Int64(ms))
             case .cancel(let key):
                 o["k"] = "cancel"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw))
-            case .host:
-                o["k"] = "host"  // work for a browser session's browser; not replayed
+            case .host(let call):
+                o["k"] = "host"; o["call"] = .string("\(call)")
             }
+        case .hostCall(let call, _):
+            o["k"] = "host"; o["call"] = .string(call)
         case .stack(let session, let stack, _):
             o["k"] = "stack"; o["session"] = .string(session)
             o["stack"] = stack.map { .string($0) } ?? .null
@@ -249,6 +266,11 @@ extension TraceEvent {
         case "schedule": return .output(.schedule(try timerKey(), afterMs: Int(try int("ms"))), at: t)
         case "cancel": return .output(.cancel(try timerKey()), at: t)
         case "stack": return .stack(session: try string("session"), stack: v["stack"]?.stringValue, at: t)
+        case "host-abandon": return .input(.hostAbandon(session: try string("session")), at: t, random: random)
+        case "host-event":
+            guard let fields = v["fields"]?.objectValue else { throw TraceError(line: number, "a \"host-event\" line needs an object \"fields\"") }
+            return .input(.hostEvent(session: try string("session"), name: try string("name"), fields: fields), at: t, random: random)
+        case "host": return .hostCall(try string("call"), at: t)
         case "hostout": return .hostFrame(client: try client(), text: try string("text"), at: t)
         case "snapshot": return .snapshot(session: try string("session"), placeholder: try string("placeholder"), ref: try string("ref"), at: t)
         default: throw TraceError(line: number, "unknown kind \"\(kind)\"")

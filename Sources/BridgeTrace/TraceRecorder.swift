@@ -54,7 +54,9 @@ public struct TraceRecorder {
         let observed = observe(bridge, at: t)
         if inputs.count == 1, case .sweep = inputs[0].input, effects.isEmpty, observed.isEmpty, inputs[0].random.isEmpty { return [] }
         var out: [TraceEvent] = inputs.map { .input($0.input, at: $0.at, random: $0.random) }
-        for e in effects { out.append(.output(e, at: t)) }
+        for e in effects {
+            if case .host(let call) = e { out.append(.hostCall("\(call)", at: t)) } else { out.append(.output(e, at: t)) }
+        }
         out += observed
         return out
     }

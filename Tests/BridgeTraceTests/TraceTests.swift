@@ -25,6 +25,8 @@ struct Recording {
         case .disconnect(let c): bridge.disconnected(ClientID(c), at: now)
         case .timer(let k): bridge.timerFired(k, at: now)
         case .sweep: bridge.sweep(at: now)
+        case .hostAbandon(let s): bridge.hostAbandon(session: s, at: now)
+        case .hostEvent(let s, let n, let f): bridge.hostEvent(session: s, n, f)
         }
         let effects = bridge.drainEffects()
         for case .send(let c, let bytes) in effects {
@@ -193,6 +195,17 @@ struct Recording {
             #expect(error.line == 5)
             #expect(error.message.contains("teleport"))
         }
+    }
+
+    @Test func browserLinesRoundTrip() throws {
+        for e in [TraceEvent.input(.hostAbandon(session: "s-1"), at: 3, random: []),
+                  TraceEvent.input(.hostEvent(session: "s-1", name: "browser.crashed", fields: ["why": "gone"]), at: 4, random: []),
+                  TraceEvent.hostCall("pageClaimed(client: #3)", at: 5),
+                  TraceEvent.hostFrame(client: 3, text: "{}", at: 6)] {
+            #expect(try TraceEvent.parse(e.line, number: 1) == e)
+        }
+        #expect(TraceEvent.hostCall("x", at: 1).isOutput)
+        #expect(TraceEvent.hostFrame(client: 1, text: "", at: 1).isInformational)
     }
 
     @Test func invalidUTF8InputSurvivesTheRoundTrip() throws {

@@ -38,8 +38,8 @@ class Client:
         self.events: list[dict] = []
 
     @classmethod
-    async def open(cls, ws_url, **hello):
-        client = cls(await connect(ws_url))
+    async def open(cls, ws_url, origin=None, **hello):
+        client = cls(await connect(ws_url, origin=origin))
         client.hello = await client.call("hello", {"protocol": 1, **hello})
         return client
 
@@ -139,6 +139,21 @@ def test_observer_with_a_configured_token(daemon_factory):
         assert wrong.hello["error"]["code"] == "not-allowed"
         right = await Client.open(d.ws_url, role="observer", token="s3cret")
         assert "result" in right.hello
+
+    run(main())
+
+
+def test_observer_from_a_page_of_another_origin_needs_the_token(daemon_factory):
+    """A loopback peer is not enough when the page comes from elsewhere (e.g. behind a proxy)."""
+    d = daemon_factory("--token", "s3cret", "--allow-origin", "https://app.example")
+
+    async def main():
+        foreign = await Client.open(d.ws_url, origin="https://app.example", role="observer")
+        assert foreign.hello["error"]["code"] == "not-allowed"
+        with_token = await Client.open(d.ws_url, origin="https://app.example", role="observer", token="s3cret")
+        assert "result" in with_token.hello
+        local = await Client.open(d.ws_url, origin=f"http://127.0.0.1:{d.port}", role="observer")
+        assert "result" in local.hello
 
     run(main())
 
@@ -283,7 +298,9 @@ def test_buttons_only_with_the_token(daemon_factory):
             await ctl.call("navigation.navigateToUrl", {"session": sid, "url": "http://127.0.0.1/app/a"})
             await ctl.call("navigation.navigateToUrl", {"session": sid, "url": "http://127.0.0.1/app/b"})
 
-            await b.open(d.url + "/")
+            # With a token, the dashboard itself needs it: the one-time link (or the token) as
+            # `/?token=` sets the cookie and redirects to `/`.
+            await b.open(d.url + "/?token=s3cret")
             await b.until(f"return {CARD} && {CARD}.dataset.stack === 'W1 W2 W3'", "the session", 15.0, sid)
             assert await b.js(f"return {CARD}.querySelectorAll('button').length", sid) == 0, "no token, no buttons"
 
@@ -343,6 +360,47 @@ def test_a_thousand_sessions_changing_at_once(daemon_factory):
             assert max(gaps) < 1000, f"the tab froze for {max(gaps):.0f} ms"
             selenium_support.screenshot(driver, "dashboard-1000-sessions")
             await ctl.close()
+        finally:
+            await asyncio.to_thread(driver.quit)
+
+    run(main())
+
+
+@needs_browser
+def test_a_browser_sessions_placeholder_is_a_thumbnail(daemon_factory):
+    """A browser session's pwa-navigate stacks P1 with a snapshot: the dashboard, open before it
+    happens, shows that snapshot as an image served by the daemon."""
+    from bridgeclient import controller
+    from test_browser_sessions import DEMO, TIMEOUT, create, stack_is, wait_until
+
+    d = daemon_factory("--static", DEMO)
+
+    async def main():
+        driver = await asyncio.to_thread(selenium_support.chrome)
+        b = Browser(driver)
+        try:
+            await b.open(d.url + "/")
+            c = await controller(d.ws_url)
+            s = await create(c, d.url + "/app/astro.html")
+            await wait_until(c, s, "W1", "document.body.dataset.inApp === 'true' && document.body.dataset.renders === '1'")
+            await b.until(f"return {CARD} && {CARD}.dataset.stack === 'W1'", "the browser session's card", 15.0, s)
+            await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#astro-deals"})
+            await stack_is(c, s, "P1 W1")
+            await c.next_event("foreground.removed", TIMEOUT, where=lambda p: p["session"] == s and p["reason"] == "rendered")
+
+            url = f"{d.url}/api/sessions/{s}/placeholders/P1.jpg"
+            status, headers, jpeg = http_request(d, f"/api/sessions/{s}/placeholders/P1.jpg")
+            assert status == 200 and headers["content-type"] == "image/jpeg" and jpeg[:2] == b"\xff\xd8"
+            thumb = f"{CARD} && {CARD}.querySelector('.item.placeholder[data-id=P1] img')"
+            loaded = await b.until(f"const i = {thumb}; return i && i.complete && i.naturalWidth > 0"
+                                   " && [i.src, i.naturalWidth, i.naturalHeight]", "P1's thumbnail loaded", 30.0, s)
+            src, width, height = loaded
+            assert src == url, src
+            assert width > 0 and height > 0
+            # The picture the page shows is the snapshot the daemon serves (a phone-shaped viewport).
+            assert height > width, (width, height)
+            selenium_support.screenshot(driver, "dashboard-thumbnail")
+            await c.close()
         finally:
             await asyncio.to_thread(driver.quit)
 

@@ -468,9 +468,9 @@ func bookkeepingBenchmark() {
         let createTime = clock.measure {
             for _ in 0..<1_000 {
                 for case .send(_, let bytes) in send(#"{"id":2,"method":"session.create","params":{}}"#) {
-                    let text = String(decoding: bytes, as: UTF8.self)
-                    if let r = text.range(of: #""session":""#) {
-                        created.append(String(text[r.upperBound...].prefix(18)))
+                    let key = Array(#""session":""#.utf8)
+                    if let i = stride(from: 0, through: bytes.count - key.count, by: 1).first(where: { bytes[$0..<($0 + key.count)].elementsEqual(key) }) {
+                        created.append(String(decoding: bytes[(i + key.count)...].prefix(18), as: UTF8.self))
                         break
                     }
                 }

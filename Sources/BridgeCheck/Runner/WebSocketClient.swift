@@ -79,7 +79,7 @@ final class WebSocketClient {
         tcp = try TCPConnection(host: host, port: port, timeout: timeout)
         var key = [UInt8](repeating: 0, count: 16)
         for i in key.indices { key[i] = UInt8.random(in: 0...255) }
-        let request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(Data(key).base64EncodedString())\r\nSec-WebSocket-Version: 13\r\nOrigin: http://\(host):\(port)\r\n\r\n"
+        let request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: \(Data(key).base64EncodedString())\r\nSec-WebSocket-Version: 13\r\n\r\n"
         try tcp.write(Array(request.utf8))
         let deadline = Date().addingTimeInterval(timeout)
         while true {

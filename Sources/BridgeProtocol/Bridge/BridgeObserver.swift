@@ -4,14 +4,21 @@
 /// An observer is a controller connection marked `observer`: it subscribes and receives events
 /// like one, but only the methods of `observerMethods` are open to it, it cannot handle
 /// `navigate` or `webview.open`, and the events it receives carry no claim token (`webview.open`
-/// loses `token` and `pageUrl`). Allowed from loopback peers; elsewhere only with the
-/// configured controller token.
+/// loses `token` and `pageUrl`). Allowed from loopback (a loopback peer, and a loopback or no
+/// `Origin`); elsewhere only with the configured controller token.
 extension Bridge {
     static var observerMethods: Set<String> {
         ["session.list", "session.get", "session.subscribe", "session.unsubscribe", "navigation.canGoBack", "ping"]
     }
 
-    mutating func helloObserver(_ client: ClientID, id: Int64, _ p: Params, isLoopback: Bool) throws(ProtocolError) {
+    /// The host says the connection was opened by a page of a non-loopback origin (its
+    /// `Origin` header): an observer there needs the token even from a loopback peer (a proxy).
+    public mutating func connectedFromForeignOrigin(_ client: ClientID) {
+        clients[client]?.foreignOrigin = true
+    }
+
+    mutating func helloObserver(_ client: ClientID, id: Int64, _ p: Params, isLoopback peer: Bool) throws(ProtocolError) {
+        let isLoopback = peer && !(clients[client]?.foreignOrigin ?? false)
         let token = try p.optionalString("token")
         if let token {
             guard let expected = configuration.controllerToken, Self.constantTimeEquals(expected, token) else {

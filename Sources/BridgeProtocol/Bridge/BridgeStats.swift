@@ -28,7 +28,7 @@ public struct BridgeStats: Sendable {
     }()
 
     /// `requests[method * codes.count + code]`: requests answered, by method and outcome.
-    public private(set) var requests = [Int](repeating: 0, count: methods.count * codes.count)
+    public private(set) var requests = [Int](repeating: 0, count: methods.count * codeCount)
     /// Error frames without a request to blame (malformed frames, failed events), by code.
     public private(set) var frameErrors = [Int](repeating: 0, count: codes.count)
     /// Navigations: `pwa` (a successful `pwa-navigate`), `classic` (a new web view).
@@ -59,12 +59,23 @@ public struct BridgeStats: Sendable {
 
     mutating func beginRequest(_ method: String) {
         guard enabled else { return }
-        current = Self.methodIndex[method] ?? Self.otherMethod
+        current = Self.index(of: method)
         currentCode = 0
     }
 
+    /// The method's index in `methods`. The page's own methods, nearly every request a daemon
+    /// sees, are recognised by two comparisons of small strings; the rest by a dictionary.
+    static func index(of method: String) -> Int {
+        if method == "pwa-rendered" { return 2 }
+        if method == "pwa-navigate" { return 1 }
+        if method == "back" { return 3 }
+        return methodIndex[method] ?? otherMethod
+    }
+
+    static let codeCount = 14  // codes.count (ok and every error code), checked by BridgeStatsTests
+
     mutating func endRequest() {
-        if current >= 0 { requests[current &* Self.codes.count &+ currentCode] &+= 1 }
+        if current >= 0 { requests[current &* Self.codeCount &+ currentCode] &+= 1 }
         current = -1
     }
 

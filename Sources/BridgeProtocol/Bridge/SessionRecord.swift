@@ -4,6 +4,8 @@ struct Client: Equatable {
     /// The `Origin` header of the WebSocket upgrade, when the client sent one (a browser).
     var origin: String?
     var role: Role
+    /// Opened by a page of a non-loopback origin (BridgeObserver.swift).
+    var foreignOrigin = false
 
     enum Role: Equatable {
         /// No successful `hello` yet.
