@@ -212,6 +212,8 @@ export declare function addClaim(href: string, claim: Claim): string;
 export declare function claimFromUrl(href: string): Claim | null;
 /** The daemon's WebSocket URL: `explicit`, else `?bridge=` of `pageHref`, else from `moduleUrl`. */
 export declare function resolveBridgeUrl(pageHref: string | null, moduleUrl: string, explicit?: string): string;
+/** `url` with `?session=ID` (what a proxy in front of several daemons routes by); `url` unchanged without a session. */
+export declare function sessionSocketUrl(url: string, session?: string | null): string;
 
 declare global {
   interface Window { Astro?: AstroShim }

@@ -129,6 +129,18 @@ export function resolveBridgeUrl(pageHref, moduleUrl, explicit) {
   return url.href;
 }
 
+/**
+ * The WebSocket URL for a connection that claims `session`: `?session=ID` added to (or replaced
+ * in) the query, so that a proxy in front of several daemons routes the upgrade to the daemon
+ * that owns the session before any frame is read. Without a session, the url unchanged.
+ */
+export function sessionSocketUrl(url, session) {
+  if (!session) return url;
+  const u = new URL(url);
+  u.searchParams.set("session", session);
+  return u.href;
+}
+
 function isPlainObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -315,7 +327,7 @@ export class Bridge {
     this._timer = null;
     let ws;
     try {
-      ws = new this._WebSocket(this.url);
+      ws = new this._WebSocket(sessionSocketUrl(this.url, this.session ?? this._claim?.session));
     } catch (error) {
       this._shutdown(new BridgeError("bad-url", `cannot open ${this.url}: ${error && error.message}`));
       return;

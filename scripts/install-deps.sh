@@ -8,11 +8,13 @@ want_test=0
 apt_pkgs=()
 command -v pkg-config >/dev/null 2>&1 || apt_pkgs+=(pkg-config)
 if ! pkg-config --exists libwebsockets 2>/dev/null; then apt_pkgs+=(libwebsockets-dev); fi
-# Chromium: browser sessions (bridged open) and bridged check.
-command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
 if [ $want_test = 1 ]; then
+  command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || apt_pkgs+=(chromium-driver)
   command -v node >/dev/null 2>&1 || apt_pkgs+=(nodejs)
+  # The farm tests run the daemons behind both proxies (Tests/integration/test_farm.py).
+  [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || apt_pkgs+=(nginx)
+  [ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || apt_pkgs+=(haproxy)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -21,36 +21,43 @@ public struct DaemonConfiguration: Sendable {
         self.bridge = bridge
         self.router = router
     }
+
+    /// Checks every setting, the transport's and the protocol's; throws a `ConfigurationError`
+    /// naming the first bad one.
+    public func validate() throws(ConfigurationError) {
+        func check(_ ok: Bool, _ setting: ConfigurationError.Setting, _ problem: @autoclosure () -> String) throws(ConfigurationError) {
+            if !ok { throw ConfigurationError(setting, problem()) }
+        }
+        try transport.validate()
+        let timeout = bridge.engine.foregroundTimeoutMs
+        try check((1...600_000).contains(timeout), .foregroundTimeout, "must be between 1 ms and 600000 ms (got \(timeout) ms)")
+        try check((1...31_536_000).contains(bridge.sessionIdleSeconds), .sessionIdle,
+                  "must be between 1 s and 31536000 s (got \(bridge.sessionIdleSeconds) s)")
+        try check((1...10_000_000).contains(bridge.maxSessions), .maxSessions,
+                  "must be between 1 and 10000000 (got \(bridge.maxSessions))")
+        try check((1...1_000_000).contains(bridge.engine.maxStackDepth), .maxStackDepth,
+                  "must be between 1 and 1000000 (got \(bridge.engine.maxStackDepth))")
+    }
 }
 
-/// The daemon: the protocol state machine (`Bridge`) driven by the libwebsockets transport.
+/// The daemon: the protocol state machine (`Bridge`) driven by a transport.
 ///
 /// Everything here runs on the transport's service thread: delegate callbacks feed the state
-/// machine, and its effects (frames, closes, timers) are performed right away. Other threads
-/// reach the daemon only through `remote`.
+/// machine (`TransportDelegate` below), and its effects (frames, closes, timers) are performed
+/// right away (`perform`). Other threads reach the daemon only through `remote`.
+///
+/// Where things go: a new HTTP page is a case in `Daemon+HTTP.swift`; periodic work is a timer
+/// started in `transportDidStart` (see `scheduleSweep`); a new kind of effect is a case in
+/// `perform`.
 public final class Daemon: TransportDelegate {
     public let configuration: DaemonConfiguration
-    let transport: Transport
+    let transport: any ServerTransport
     let logger: Logger
-    /// What every message touches, kept behind a pointer: as stored properties of this class
-    /// each use (a dozen per message) paid a dynamic exclusivity check. Only the service thread
-    /// touches it, and never re-entrantly while a mutating call on it is running.
-    struct HotState {
-        var bridge: Bridge<RecordableRandom>
-        /// Foreground timers (in deadline order) behind one transport timer; see DeadlineQueue.
-        var deadlines = DeadlineQueue<TimerKey>()
-        /// The effects being performed; its storage is reused from message to message.
-        var effectBuffer: [BridgeEffect] = []
-    }
-    private let hot: UnsafeMutablePointer<HotState>
-    var bridge: Bridge<RecordableRandom> {
-        get { hot.pointee.bridge }
-        _modify { yield &hot.pointee.bridge }
-        set { hot.pointee.bridge = newValue }
-    }
-    var timers: [TimerKey: TimerHandle] = [:]
-    var deadlineTimer: TimerHandle?
-    var deadlineTimerAt: Int64 = .max
+    /// The protocol state machine. Each message reaches it a dozen times: the property opts out
+    /// of dynamic exclusivity checks (only the service thread touches it, never re-entrantly).
+    @exclusivity(unchecked) var bridge: Bridge<RecordableRandom>
+    /// The effects being performed; its storage is reused from message to message.
+    @exclusivity(unchecked) var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
     lazy var metrics: DaemonMetrics? = configuration.metricsEnabled ? DaemonMetrics() : nil
@@ -63,18 +70,20 @@ public final class Daemon: TransportDelegate {
     /// The browser sessions' side, made with the first one (Daemon+Browser.swift).
     var browser: BrowserSide?
 
-    public init(configuration: DaemonConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
-        self.configuration = configuration
-        self.logger = logger
-        self.transport = try Transport(configuration: configuration.transport, bridgeJS: bridgeJS, logger: logger)
-        hot = .allocate(capacity: 1)
-        hot.initialize(to: HotState(bridge: Bridge(configuration: configuration.bridge, random: RecordableRandom(tape: randomTape))))
-        transport.delegate = self
+    /// The daemon on libwebsockets. Validates the configuration (throws `ConfigurationError`).
+    public convenience init(configuration: DaemonConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
+        try configuration.validate()
+        let transport = try Transport(configuration: configuration.transport, bridgeJS: bridgeJS, logger: logger)
+        self.init(configuration: configuration, transport: transport, logger: logger)
     }
 
-    deinit {
-        hot.deinitialize(count: 1)
-        hot.deallocate()
+    /// The daemon on any transport (tests drive it over a fake one).
+    public init(configuration: DaemonConfiguration, transport: any ServerTransport, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        self.transport = transport
+        bridge = Bridge(configuration: configuration.bridge, random: RecordableRandom(tape: randomTape))
+        transport.delegate = self
     }
 
     /// Serves until `remote.stop()`; the calling thread becomes the service thread.
@@ -90,7 +99,7 @@ public final class Daemon: TransportDelegate {
 
     var now: Int64 { transport.monotonicMicroseconds }
 
-    // MARK: TransportDelegate
+    // MARK: TransportDelegate (input)
 
     public func transportDidStart(port: Int) {
         startedAt = now
@@ -140,37 +149,23 @@ public final class Daemon: TransportDelegate {
         perform()
     }
 
-    public func transportHTTP(method: String, path: String, query: String) -> HTTPResponse? {
-        switch path {
-        case "/healthz":
-            var w = JSONWriter(capacity: 128)
-            w.beginObject()
-            w.key("ok"); w.bool(true)
-            w.key("version"); w.string(configuration.bridge.version)
-            w.key("sessions"); w.int(Int64(bridge.sessionCount))
-            w.key("connections"); w.int(Int64(bridge.clientCount))
-            w.key("uptimeMs"); w.int((now - startedAt) / 1000)
-            w.endObject()
-            return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
-        case "/metrics":
-            return metricsResponse()
-        case "/api/sessions":
-            return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
-        default:
-            return Dashboard.response(for: path) ?? browserHTTP(path: path)
-        }
+    public func transportTimerFired(_ key: TimerKey) {
+        let t = now
+        bridge.timerFired(key, at: t)
+        if recorder != nil { recordInput(.timer(key), at: t) }
+        perform()
     }
 
-    // MARK: Effects
+    // MARK: Effects (output)
 
     func perform() {
         if configuration.bridge.trace {
             for line in bridge.drainTrace() { logger.debug("\(line)") }
         }
         var effects: [BridgeEffect] = []
-        swap(&effects, &hot.pointee.effectBuffer)
-        hot.pointee.bridge.drainEffects(into: &effects)
-        defer { swap(&effects, &hot.pointee.effectBuffer) }
+        swap(&effects, &effectBuffer)
+        bridge.drainEffects(into: &effects)
+        defer { swap(&effects, &effectBuffer) }
         if recorder != nil { recordEffects(effects) }
         for effect in effects {
             switch effect {
@@ -186,44 +181,16 @@ public final class Daemon: TransportDelegate {
             case .host(let call):
                 performHost(call)
             case .schedule(let key, let ms):
-                if hot.pointee.deadlines.push(key, deadline: now + Int64(ms) * 1000) {
-                    armDeadlineTimer()
-                } else {
-                    timers[key] = transport.schedule(afterMicroseconds: Int64(ms) * 1000) { [unowned self] in
-                        self.timers[key] = nil
-                        let t = self.now
-                        self.bridge.timerFired(key, at: t)
-                        if self.recorder != nil { self.recordInput(.timer(key), at: t) }
-                        self.perform()
-                    }
-                }
+                transport.schedule(key, afterMicroseconds: Int64(ms) * 1000)
             case .cancel(let key):
-                if !hot.pointee.deadlines.cancel(key), let handle = timers.removeValue(forKey: key) { transport.cancel(handle) }
+                transport.cancel(key)
             }
         }
     }
 
-    /// Keeps one transport timer armed for the earliest queued deadline.
-    func armDeadlineTimer() {
-        guard let next = hot.pointee.deadlines.nextDeadline() else { return }
-        if deadlineTimer != nil {
-            if deadlineTimerAt <= next { return }  // fires early enough; it re-arms then
-            transport.cancel(deadlineTimer!)
-        }
-        deadlineTimerAt = next
-        deadlineTimer = transport.schedule(afterMicroseconds: next - now) { [unowned self] in
-            self.deadlineTimer = nil
-            self.deadlineTimerAt = .max
-            for key in self.hot.pointee.deadlines.popDue(now: self.now) {
-                let t = self.now
-                self.bridge.timerFired(key, at: t)
-                if self.recorder != nil { self.recordInput(.timer(key), at: t) }
-                self.perform()
-            }
-            self.armDeadlineTimer()
-        }
-    }
+    // MARK: Housekeeping
 
+    /// Once a second: idle sessions expire (`Bridge.sweep`).
     func scheduleSweep() {
         sweepTimer = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
             let t = self.now

@@ -26,8 +26,17 @@ extension Transport {
             if !destroying { drainRemote() }
             return 0  // never non-zero here
 
+        case LWS_CALLBACK_FILTER_NETWORK_CONNECTION:
+            return admit(fd: Int(bitPattern: input))
+
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             return confirmUpgrade(wsi)
+
+        case LWS_CALLBACK_HTTP_BODY:
+            return 0  // drained: the body of a request we do not use
+
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            return httpBodyComplete(wsi)
 
         case LWS_CALLBACK_ESTABLISHED:
             return established(wsi, user)
@@ -44,7 +53,14 @@ extension Transport {
             // The answer to our close frame: close the socket without echoing (nonzero). An
             // unsolicited close: 0 lets lws echo it and close.
             guard let conn = connection(user) else { return 0 }
-            return conn.closeSent ? -1 : 0
+            if conn.closeSent { return -1 }
+            // RFC 6455 §5.5.1: a close payload is empty or holds a 2-byte code; one byte is a
+            // protocol error, answered with 1002 instead of an echo.
+            if len == 1 {
+                sendClose(conn, 1002, "close frame with a 1-byte payload")
+                return -1
+            }
+            return 0
 
         case LWS_CALLBACK_CLOSED:
             // Also fires for connections refused during the handshake (zeroed user data).
@@ -63,11 +79,54 @@ extension Transport {
 
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_WSI_DESTROY:
             if let pending = httpResponses.removeValue(forKey: wsi) { pending.release() }
+            httpAwaitingBody[wsi] = nil
             return lws_callback_http_dummy(wsi, reason, user, input, len)
 
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, len)
         }
+    }
+
+    /// LWS_CALLBACK_FILTER_NETWORK_CONNECTION: a socket was just accepted. Descriptors are
+    /// allocated lowest first, so one at or above the cap means that many are open: it is
+    /// closed at once (no handshake, no allocation), which also keeps the listener from ever
+    /// reaching EMFILE, where lws would spin on `accept`. Logged once per 10 s with a count.
+    func admit(fd: Int) -> Int32 {
+        guard fd >= descriptorCap else { return 0 }
+        refusedSinceLog += 1
+        let now = monotonicMicroseconds
+        if now - lastCapLog >= 10_000_000 {
+            logger.warning("connection cap reached: refusing new connections",
+                           metadata: ["cap": "\(descriptorCap)", "refused": "\(refusedSinceLog)"])
+            lastCapLog = now
+            refusedSinceLog = 0
+        }
+        return 1
+    }
+
+    /// Raises the soft open-file limit to the hard one (logged) and sets the connection cap
+    /// below it: `maxConnections`, or the limit minus 32 descriptors kept for the listener, lws's
+    /// own and static files.
+    func raiseDescriptorLimit() {
+        var before: UInt64 = 0, after: UInt64 = 0
+        guard bridged_raise_nofile(&before, &after) == 0 else { return }
+        if after != before {
+            logger.info("raised the open-file limit", metadata: ["from": "\(before)", "to": "\(after)"])
+        } else {
+            logger.info("open-file limit", metadata: ["limit": "\(after)"])
+        }
+        let room = max(8, Int(clamping: after) - 32)
+        var cap = room
+        if configuration.maxConnections > 0 {
+            if configuration.maxConnections > room {
+                logger.warning("--max-connections is above what the open-file limit allows; using the lower cap",
+                               metadata: ["asked": "\(configuration.maxConnections)", "cap": "\(room)"])
+            }
+            cap = min(room, configuration.maxConnections)
+        }
+        // Descriptors 0-2 and lws's own (listener, event pipe) sit below the first connection.
+        descriptorCap = cap + 8
+        logger.info("connection cap", metadata: ["connections": "\(cap)"])
     }
 
     private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {
@@ -86,6 +145,10 @@ extension Transport {
             refusal = (503, "shutting down")
         } else if path != "/bridge" {
             refusal = (404, "no WebSocket endpoint at \(path)")
+        } else if requestHeadBytes(wsi) > Transport.maxRequestHeadBytes {
+            refusal = (431, "request header fields too large")
+        } else if !hostPolicy.isAllowed(header(wsi, WSI_TOKEN_HOST)) {
+            refusal = (421, "this server does not answer for that Host (see --allow-host)")
         } else if !originPolicy.isAllowed(header(wsi, WSI_TOKEN_ORIGIN)) {
             refusal = (403, "origin not allowed")
         }
@@ -100,10 +163,14 @@ extension Transport {
     /// A complete HTTP/1.1 error response written in one go. (lws_return_http_status at this
     /// stage answers "HTTP/1.0", which strict WebSocket clients reject as malformed instead of
     /// reporting the status.) The connection is closed after it.
-    private func writeRawRefusal(_ wsi: OpaquePointer, status: Int, text: String) {
+    func writeRawRefusal(_ wsi: OpaquePointer, status: Int, text: String) {
         let reason = switch status {
+        case 400: "Bad Request"
         case 403: "Forbidden"
+        case 413: "Content Too Large"
         case 404: "Not Found"
+        case 421: "Misdirected Request"
+        case 431: "Request Header Fields Too Large"
         case 503: "Service Unavailable"
         default: "Error"
         }

@@ -29,16 +29,83 @@ final class PendingHTTP {
 }
 
 extension Transport {
-    /// LWS_CALLBACK_HTTP: route the request and start the response.
+    /// Largest request head (request line and headers, as lws stores them) answered normally;
+    /// above it: 431. (lws itself drops requests whose head does not fit its 8 KiB buffer.)
+    static let maxRequestHeadBytes = 4096
+    /// Largest request body read and discarded (a GET with a body, a POST answered 405); above
+    /// it, or chunked: 413 and the connection is closed.
+    static let maxRequestBodyBytes = 65536
+
+    /// LWS_CALLBACK_HTTP: the checks every request passes (head size, Host, body, token), then
+    /// the route. A request with a body is answered once the body has been read (drained).
     func http(_ wsi: OpaquePointer) -> Int32 {
         guard let target = requestTarget(wsi) else {
-            return respond(wsi, .plain(400, "bad request"), head: false)
+            return refuse(wsi, 400, "bad request")
+        }
+        if requestHeadBytes(wsi) > Transport.maxRequestHeadBytes {
+            return refuse(wsi, 431, "request header fields too large (limit \(Transport.maxRequestHeadBytes) bytes)")
+        }
+        if !hostPolicy.isAllowed(header(wsi, WSI_TOKEN_HOST)) {
+            logger.info("refused a request for another host",
+                        metadata: ["host": "\(header(wsi, WSI_TOKEN_HOST) ?? "-")", "path": "\(target.path)"])
+            return refuse(wsi, 421, "this server does not answer for that Host (see --allow-host)")
         }
         let head = target.method == Int32(LWSHUMETH_HEAD)
-        guard target.method == Int32(LWSHUMETH_GET) || head else {
-            return respond(wsi, .plain(405, "method not allowed", headers: [("Allow", "GET, HEAD")]), head: false)
+        let lengthText = header(wsi, WSI_TOKEN_HTTP_CONTENT_LENGTH)?.trimmingSpaces()
+        let chunked = header(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING) != nil
+        var bodyLength = 0
+        if let lengthText {
+            guard let n = Int(lengthText), n >= 0 else {
+                return refuse(wsi, 400, "bad Content-Length")
+            }
+            bodyLength = n
         }
-        let path = target.path
+        if chunked || bodyLength > Transport.maxRequestBodyBytes {
+            return refuse(wsi, 413, "request body too large (limit \(Transport.maxRequestBodyBytes) bytes, no chunked bodies)")
+        }
+        let answer: () -> Int32 = { [unowned self] in
+            guard target.method == Int32(LWSHUMETH_GET) || head else {
+                return self.respond(wsi, .plain(405, "method not allowed", headers: [("Allow", "GET, HEAD")]), head: false)
+            }
+            return self.route(wsi, path: target.path, head: head)
+        }
+        if bodyLength > 0 {
+            httpAwaitingBody[wsi] = answer  // LWS_CALLBACK_HTTP_BODY_COMPLETION answers
+            return 0
+        }
+        return answer()
+    }
+
+    /// LWS_CALLBACK_HTTP_BODY_COMPLETION: the body is drained; answer now.
+    func httpBodyComplete(_ wsi: OpaquePointer) -> Int32 {
+        guard let answer = httpAwaitingBody.removeValue(forKey: wsi) else { return 0 }
+        return answer()
+    }
+
+    /// Sum of the stored request headers (lws keeps only the ones it knows).
+    func requestHeadBytes(_ wsi: OpaquePointer) -> Int {
+        var total = 0
+        for i in 0..<Int(WSI_TOKEN_COUNT.rawValue) {
+            total += max(0, Int(lws_hdr_total_length(wsi, lws_token_indexes(rawValue: .init(i)))))
+        }
+        return total
+    }
+
+    private func route(_ wsi: OpaquePointer, path: String, head: Bool) -> Int32 {
+        if httpAuth.isEnabled && !HTTPAuth.isPublic(path) {
+            if path == "/", let code = queryValue(wsi, "token") {
+                guard httpAuth.redeem(code) else {
+                    return respond(wsi, .plain(401, "this link was already used or is wrong; use Authorization: Bearer TOKEN"), head: head)
+                }
+                return respond(wsi, .plain(303, "see /", headers: [("Location", "/"), ("Set-Cookie", httpAuth.setCookieHeader),
+                                                                  ("Cache-Control", "no-store")]), head: head)
+            }
+            guard httpAuth.isAuthorized(authorization: header(wsi, WSI_TOKEN_HTTP_AUTHORIZATION),
+                                        cookie: header(wsi, WSI_TOKEN_HTTP_COOKIE)) else {
+                return respond(wsi, .plain(401, "this daemon has a token: send Authorization: Bearer TOKEN, or open the dashboard link printed at start",
+                                           headers: [("WWW-Authenticate", "Bearer")]), head: head)
+            }
+        }
         if path == "/bridge" {
             return respond(wsi, .plain(426, "this is the WebSocket endpoint; connect with ws://",
                                        headers: [("Upgrade", "websocket")]), head: head)
@@ -61,6 +128,14 @@ extension Transport {
         let response = delegate?.transportHTTP(method: head ? "HEAD" : "GET", path: path, query: query(wsi))
             ?? .plain(404, "not found")
         return respond(wsi, response, head: head)
+    }
+
+    /// The decoded value of query argument `name`, if present.
+    func queryValue(_ wsi: OpaquePointer, _ name: String) -> String? {
+        for part in query(wsi).split(separator: "&") where part.hasPrefix(name + "=") {
+            return String(part.dropFirst(name.count + 1))
+        }
+        return nil
     }
 
     /// Writes the headers; the body follows in HTTP_WRITEABLE.
@@ -113,6 +188,14 @@ extension Transport {
             if r != 0 { return false }
         }
         return lws_finalize_write_http_header(wsi, start, &p, end) == 0
+    }
+
+    /// A refusal after which the connection is closed: the whole response in one write (lws
+    /// may be waiting for a request body it will never get, and would hold back a body written
+    /// later), then the connection ends.
+    func refuse(_ wsi: OpaquePointer, _ status: Int, _ text: String) -> Int32 {
+        writeRawRefusal(wsi, status: status, text: text)
+        return -1
     }
 
     private func finishTransaction(_ wsi: OpaquePointer) -> Int32 {

@@ -1,3 +1,4 @@
+import BridgeProtocol
 import CWebsockets
 import Logging
 
@@ -133,5 +134,59 @@ extension Transport {
         // Drop cancelled entries from the top, then arm for the earliest live one.
         while let top = timerHeap.min, timerBodies[top.serial] == nil { timerHeap.popMin() }
         if let top = timerHeap.min { arm(top.deadline) }
+    }
+}
+
+/// Keyed timers: the daemon's timers (a key and a deadline; `TransportDelegate.transportTimerFired`
+/// when due).
+///
+/// The protocol's timers (foreground fallbacks) all share one timeout, so their deadlines arrive
+/// in order: those go into a FIFO (`DeadlineQueue`) behind a single heap timer, O(1) to schedule
+/// and to cancel. A deadline earlier than the last one queued (a shorter timeout) gets a heap
+/// timer of its own. Scheduling a key that is pending replaces it.
+extension Transport {
+    /// Calls `delegate.transportTimerFired(key)` after `afterMicroseconds` (clamped to ≥ 0).
+    /// Service thread only, while running.
+    public func schedule(_ key: TimerKey, afterMicroseconds: Int64) {
+        if !keyedOutOfOrder.isEmpty, let old = keyedOutOfOrder.removeValue(forKey: key) { cancel(old) }
+        let deadline = monotonicMicroseconds + max(0, afterMicroseconds)
+        if keyedQueue.push(key, deadline: deadline)
+            || (keyedQueue.cancel(key) && keyedQueue.push(key, deadline: deadline)) {
+            armKeyedQueue()
+            return
+        }
+        keyedOutOfOrder[key] = schedule(afterMicroseconds: afterMicroseconds) { [unowned self] in
+            self.keyedOutOfOrder[key] = nil
+            self.delegate?.transportTimerFired(key)
+        }
+    }
+
+    /// Forgets a pending keyed timer; a no-op when it is not pending.
+    public func cancel(_ key: TimerKey) {
+        if !keyedQueue.cancel(key), !keyedOutOfOrder.isEmpty, let handle = keyedOutOfOrder.removeValue(forKey: key) {
+            cancel(handle)
+        }
+    }
+
+    /// Number of keyed timers pending.
+    public var pendingKeyedTimerCount: Int { keyedQueue.count + keyedOutOfOrder.count }
+
+    /// Keeps one heap timer armed for the earliest live deadline of the FIFO.
+    private func armKeyedQueue() {
+        guard let next = keyedQueue.nextDeadline() else { return }
+        if let armed = keyedQueueTimer {
+            if keyedQueueTimerAt <= next { return }  // fires early enough; it re-arms then
+            cancel(armed)
+        }
+        keyedQueueTimerAt = next
+        keyedQueueTimer = schedule(afterMicroseconds: next - monotonicMicroseconds) { [unowned self] in
+            self.keyedQueueTimer = nil
+            self.keyedQueueTimerAt = .max
+            for key in self.keyedQueue.popDue(now: self.monotonicMicroseconds) {
+                self.delegate?.transportTimerFired(key)
+                if self.destroying { return }
+            }
+            self.armKeyedQueue()
+        }
     }
 }

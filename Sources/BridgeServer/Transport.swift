@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BridgeProtocol
 import CWebsockets
 import Logging
 
@@ -28,6 +29,14 @@ public final class Transport {
     let logger: Logger
     let bridgeJS: [UInt8]
     let originPolicy: OriginPolicy
+    let hostPolicy: HostHeaderPolicy
+    var httpAuth: HTTPAuth
+    /// Requests with a body, answered once it is drained (LWS_CALLBACK_HTTP_BODY_COMPLETION).
+    var httpAwaitingBody: [OpaquePointer: () -> Int32] = [:]
+    /// Accepted sockets whose descriptor is at or above this are closed at once (see `admit`).
+    var descriptorCap = Int.max
+    var refusedSinceLog = 0
+    var lastCapLog: Int64 = 0
     let staticFiles: StaticFiles?
     let bindPlan: BindPlan
 
@@ -39,7 +48,7 @@ public final class Transport {
 
     // Service-thread state.
     var context: OpaquePointer?
-    var connections: [UInt64: Connection] = [:]
+    @exclusivity(unchecked) var connections: [UInt64: Connection] = [:]
     var nextConnectionID: UInt64 = 1
     var httpResponses: [OpaquePointer: PendingHTTP] = [:]
     var timerHeap = TimerHeap()
@@ -48,6 +57,12 @@ public final class Transport {
     let timerNode: UnsafeMutablePointer<bridged_timer_t>
     var armedDeadline: Int64?
     var nextTimerSerial: UInt64 = 1
+    // Keyed timers (see Transport+Timers.swift): in-order deadlines in a FIFO behind one heap
+    // timer, the others with a heap timer each.
+    @exclusivity(unchecked) var keyedQueue = DeadlineQueue<TimerKey>()
+    var keyedOutOfOrder: [TimerKey: TimerHandle] = [:]
+    var keyedQueueTimer: TimerHandle?
+    var keyedQueueTimerAt: Int64 = .max
     var stopping = false
     var destroying = false
     var ran = false
@@ -64,17 +79,20 @@ public final class Transport {
 
     static let protocolName = "bridge"
 
-    /// Validates the configuration (throws `TransportError`, e.g. a non-loopback host without a
-    /// token) but does not bind yet: `run()` does.
+    /// Validates the configuration (throws `ConfigurationError`, e.g. a non-loopback host without
+    /// a token) but does not bind yet: `run()` does.
     public init(configuration: TransportConfiguration, bridgeJS: [UInt8], logger: Logger) throws {
-        try configuration.validate()
+        try configuration.validate()  // ConfigurationError
         self.configuration = configuration
         self.bridgeJS = bridgeJS
         self.logger = logger
         originPolicy = OriginPolicy(allowedOrigins: configuration.allowedOrigins)
+        hostPolicy = HostHeaderPolicy(bindHost: configuration.host, allowedOrigins: configuration.allowedOrigins,
+                                      allowedHosts: configuration.allowedHosts)
+        httpAuth = HTTPAuth(token: configuration.token)
         if let dir = configuration.staticDirectory {
             guard let files = StaticFiles(directory: dir) else {
-                throw TransportError.invalidConfiguration("static directory '\(dir)' does not resolve")
+                throw ConfigurationError(.staticDirectory, "'\(dir)' does not resolve")
             }
             staticFiles = files
         } else {
@@ -117,8 +135,8 @@ public final class Transport {
         pvo.pointee.value = UnsafePointer(empty)
 
         retryPolicy.initialize(to: lws_retry_bo_t())
-        retryPolicy.pointee.secs_since_valid_ping = UInt16(configuration.pingIntervalSeconds)
-        retryPolicy.pointee.secs_since_valid_hangup = UInt16(configuration.idleHangupSeconds)
+        retryPolicy.pointee.secs_since_valid_ping = UInt16(configuration.pingInterval.wholeSeconds)
+        retryPolicy.pointee.secs_since_valid_hangup = UInt16(configuration.pingTimeout.wholeSeconds)
     }
 
     deinit {
@@ -158,6 +176,7 @@ public final class Transport {
         guard !ran else { throw TransportError.alreadyRan }
         ran = true
         LWSLog.install(logger)
+        raiseDescriptorLimit()
 
         var info = lws_context_creation_info()
         info.port = Int32(configuration.port)
@@ -166,6 +185,9 @@ public final class Transport {
         info.gid = -1
         info.uid = -1
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
+        // Room for headers up to 8 KiB, so that those over maxRequestHeadBytes get a 431
+        // instead of lws dropping the connection.
+        info.max_http_header_data = 8192
         info.user = Unmanaged.passUnretained(self).toOpaque()
         timerNode.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         var options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
@@ -195,6 +217,9 @@ public final class Transport {
         }
         remote.attach(ctx)
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
+        if let code = httpAuth.loginCode {
+            logger.notice("dashboard (one-time link; sets a cookie): \(configuration.displayURL(port: port))/?token=\(code)")
+        }
         delegate?.transportDidStart(port: port)
         drainRemote()
 
@@ -222,6 +247,9 @@ public final class Transport {
         context = nil
         timerBodies.removeAll()
         timerHeap = TimerHeap()
+        keyedQueue = DeadlineQueue()
+        keyedOutOfOrder.removeAll()
+        keyedQueueTimer = nil
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
         connections.removeAll()
@@ -233,7 +261,7 @@ public final class Transport {
     func beginShutdown() {
         guard !stopping else { return }
         stopping = true
-        shutdownDeadline = monotonicMicroseconds + Int64(configuration.shutdownDeadlineMilliseconds) * 1000
+        shutdownDeadline = monotonicMicroseconds + configuration.shutdownTimeout.microseconds
         logger.info("stopping", metadata: ["open": "\(connections.count)"])
         // Unsent messages are dropped (a close frame may interleave with a half-written
         // fragmented message); a close already pending keeps its code.
@@ -241,7 +269,7 @@ public final class Transport {
             abort(conn, code: 1001, reason: "server shutting down")
         }
         // Wake the loop at the deadline even if no socket does anything.
-        _ = schedule(afterMicroseconds: Int64(configuration.shutdownDeadlineMilliseconds) * 1000) {}
+        _ = schedule(afterMicroseconds: configuration.shutdownTimeout.microseconds) {}
     }
 
     func drainRemote() {
@@ -264,11 +292,39 @@ public final class Transport {
         guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
         conn.queue.append(message)
         conn.queuedBytes += message.count
-        if conn.queuedBytes > configuration.maxSendQueueBytes {
+        if conn.queuedBytes > configuration.maxSendQueueBytes, isSlowReader(conn) {
             overflow(conn)
             return
         }
         requestWritable(conn)
+    }
+
+    /// A slow reader is one whose queue *stays* over `maxSendQueueBytes`: the bytes waiting
+    /// behind the message being written (so a single message, however large, never counts)
+    /// have been over the limit at every send for `slowReaderTimeout`, without the socket taking
+    /// enough to bring them back under it in between. Waiting bytes over four times the limit
+    /// count at once (the memory bound of one connection).
+    func isSlowReader(_ conn: Connection) -> Bool {
+        let limit = configuration.maxSendQueueBytes
+        let inFlight = conn.queue.first.map { $0.count - conn.headOffset } ?? 0
+        let waiting = conn.queuedBytes - inFlight
+        if waiting <= limit { return false }
+        if waiting > 4 * limit { return true }
+        let now = monotonicMicroseconds
+        if conn.overSince == 0 {
+            conn.overSince = now
+            return false
+        }
+        return now - conn.overSince >= configuration.slowReaderTimeout.microseconds
+    }
+
+    /// After a write: the queue is back under the limit, the slow-reader clock stops.
+    @inline(__always)
+    func noteWritten(_ conn: Connection) {
+        if conn.overSince != 0 {
+            let inFlight = conn.queue.first.map { $0.count - conn.headOffset } ?? 0
+            if conn.queuedBytes - inFlight <= configuration.maxSendQueueBytes { conn.overSince = 0 }
+        }
     }
 
     /// Closes `id` with `code` once every message queued before this call has been written
@@ -371,6 +427,7 @@ public final class Transport {
             } else {
                 conn.headOffset += n
             }
+            noteWritten(conn)
             if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
             return 0
         }
@@ -390,16 +447,9 @@ public final class Transport {
         var used = 0
         while let message = conn.queue.first {
             let n = message.count
-            let header = n < 126 ? 2 : 4
-            guard n < 65536, used + header + n <= Transport.chunkSize else { break }
-            payload[used] = 0x81  // FIN, text
-            if n < 126 {
-                payload[used + 1] = UInt8(n)
-            } else {
-                payload[used + 1] = 126
-                payload[used + 2] = UInt8(n >> 8)
-                payload[used + 3] = UInt8(n & 0xFF)
-            }
+            let header = Transport.frameHeaderSize(payloadLength: n)
+            guard used + header + n <= Transport.chunkSize else { break }
+            _ = Transport.writeFrameHeader(payload + used, payloadLength: n)
             message.withUnsafeBytes { src in
                 if n > 0 { (payload + used + header).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n) }
             }
@@ -412,7 +462,33 @@ public final class Transport {
             logger.debug("write failed; closing", metadata: ["connection": "c\(conn.id)"])
             return -1
         }
+        noteWritten(conn)
         if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
         return 0
+    }
+
+    /// Bytes of the header of an unmasked server frame carrying `payloadLength` bytes
+    /// (RFC 6455 §5.2): 2 up to 125, 4 up to 65,535, 10 beyond.
+    static func frameHeaderSize(payloadLength n: Int) -> Int {
+        n < 126 ? 2 : n < 65536 ? 4 : 10
+    }
+
+    /// Writes the header of a final, unmasked text frame for `payloadLength` bytes at `p`;
+    /// returns its size (`frameHeaderSize`).
+    static func writeFrameHeader(_ p: UnsafeMutablePointer<UInt8>, payloadLength n: Int) -> Int {
+        p[0] = 0x81  // FIN, text
+        if n < 126 {
+            p[1] = UInt8(n)
+            return 2
+        }
+        if n < 65536 {
+            p[1] = 126
+            p[2] = UInt8(n >> 8)
+            p[3] = UInt8(n & 0xFF)
+            return 4
+        }
+        p[1] = 127
+        for i in 0..<8 { p[2 + i] = UInt8(truncatingIfNeeded: UInt64(n) >> (8 * (7 - UInt64(i)))) }
+        return 10
     }
 }

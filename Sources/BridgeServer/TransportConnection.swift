@@ -35,63 +35,41 @@ struct MessageQueue {
 }
 
 /// State of one WebSocket connection. Service thread only.
+///
+/// The mutable properties opt out of dynamic exclusivity enforcement: every message touches
+/// several of them, and each use of a class's stored property otherwise pays a runtime check.
+/// Only the service thread touches a connection, and no access to one of them overlaps another
+/// (no `inout` is held across a call that reaches the same connection again).
 final class Connection {
     let id: UInt64
     let wsi: OpaquePointer
 
-    /// The mutable state, behind a pointer: stored properties of a class are reached through a
-    /// dynamic exclusivity check on every use, several per message here. Service thread only.
-    struct State {
-        var inMessage = false
-        var rxBinary = false
-        var rxCount = 0
-        var rxBuffer: [UInt8] = []
-        var queue = MessageQueue()
-        var headOffset = 0
-        var queuedBytes = 0
-        var writableRequested = false
-        var closeRequest: (code: UInt16, reason: String)?
-        var discardInput = false
-        var closeSent = false
-    }
-    private let state: UnsafeMutablePointer<State>
-
     // Receive side: reassembly of fragmented messages.
-    var inMessage: Bool { get { state.pointee.inMessage } _modify { yield &state.pointee.inMessage } }
-    var rxBinary: Bool { get { state.pointee.rxBinary } _modify { yield &state.pointee.rxBinary } }
-    var rxCount: Int { get { state.pointee.rxCount } _modify { yield &state.pointee.rxCount } }
-    var rxBuffer: [UInt8] { get { state.pointee.rxBuffer } _modify { yield &state.pointee.rxBuffer } }
+    @exclusivity(unchecked) var inMessage = false
+    @exclusivity(unchecked) var rxBinary = false
+    @exclusivity(unchecked) var rxCount = 0
+    @exclusivity(unchecked) var rxBuffer: [UInt8] = []
 
     // Send side.
-    var queue: MessageQueue { get { state.pointee.queue } _modify { yield &state.pointee.queue } }
+    @exclusivity(unchecked) var queue = MessageQueue()
     /// Bytes of `queue.first` already written (a message larger than one fragment).
-    var headOffset: Int { get { state.pointee.headOffset } _modify { yield &state.pointee.headOffset } }
+    @exclusivity(unchecked) var headOffset = 0
     /// Bytes queued and not yet handed to lws.
-    var queuedBytes: Int { get { state.pointee.queuedBytes } _modify { yield &state.pointee.queuedBytes } }
-    var writableRequested: Bool {
-        get { state.pointee.writableRequested }
-        _modify { yield &state.pointee.writableRequested }
-    }
+    @exclusivity(unchecked) var queuedBytes = 0
+    @exclusivity(unchecked) var writableRequested = false
     /// Set by `close` (or shutdown / overflow / oversized input): sent once the queue is empty.
-    var closeRequest: (code: UInt16, reason: String)? {
-        get { state.pointee.closeRequest }
-        _modify { yield &state.pointee.closeRequest }
-    }
+    @exclusivity(unchecked) var closeRequest: (code: UInt16, reason: String)?
     /// Input is read and dropped (we are closing).
-    var discardInput: Bool { get { state.pointee.discardInput } _modify { yield &state.pointee.discardInput } }
+    @exclusivity(unchecked) var discardInput = false
     /// Our close frame is out; waiting for the peer's.
-    var closeSent: Bool { get { state.pointee.closeSent } _modify { yield &state.pointee.closeSent } }
+    @exclusivity(unchecked) var closeSent = false
+    /// Since when the bytes waiting behind the message in flight exceed the send-queue limit
+    /// (0: they do not); see `Transport.isSlowReader`.
+    @exclusivity(unchecked) var overSince: Int64 = 0
 
     init(id: UInt64, wsi: OpaquePointer) {
         self.id = id
         self.wsi = wsi
-        state = .allocate(capacity: 1)
-        state.initialize(to: State())
-    }
-
-    deinit {
-        state.deinitialize(count: 1)
-        state.deallocate()
     }
 
     /// Accepts new outbound messages only while open and not closing.

@@ -34,7 +34,7 @@ public final class TransportRemote: Sendable {
     }
 
     /// Asks the transport to shut down: every WebSocket gets a 1001 close, the loop ends within
-    /// `shutdownDeadlineMilliseconds`, and `run()` returns. Safe from any thread, any number of times.
+    /// `shutdownTimeout`, and `run()` returns. Safe from any thread, any number of times.
     public func stop() {
         state.withLock { s in
             s.stopRequested = true

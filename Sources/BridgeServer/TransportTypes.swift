@@ -1,3 +1,5 @@
+import BridgeProtocol
+
 /// Identifies one WebSocket connection for the lifetime of a `Transport`. Ids are never reused.
 public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
     public let raw: UInt64
@@ -67,6 +69,12 @@ public protocol TransportDelegate: AnyObject {
     func transportHTTP(method: String, path: String, query: String) -> HTTPResponse?
     /// The listener is accepting on `port`. First delegate call on the service thread.
     func transportDidStart(port: Int)
+    /// A keyed timer (`schedule(_:afterMicroseconds:)`) is due.
+    func transportTimerFired(_ key: TimerKey)
+}
+
+extension TransportDelegate {
+    public func transportTimerFired(_ key: TimerKey) {}
 }
 
 /// A pending one-shot timer created by `Transport.schedule`. Cancelling a fired or cancelled
@@ -79,10 +87,6 @@ public struct TimerHandle: Hashable, Sendable {
 }
 
 public enum TransportError: Error, Equatable, CustomStringConvertible {
-    /// The configuration is unusable; the message says which field and why.
-    case invalidConfiguration(String)
-    /// Listening on a non-loopback address requires a token.
-    case nonLoopbackWithoutToken(host: String)
     /// lws could not create the context or bind (port in use, bad address, …).
     case startFailed(String)
     /// `run()` was called on a transport that already ran.
@@ -90,11 +94,6 @@ public enum TransportError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .invalidConfiguration(let why):
-            return "invalid transport configuration: \(why)"
-        case .nonLoopbackWithoutToken(let host):
-            return "refusing to listen on non-loopback host '\(host)' without a token "
-                + "(pass --token or set BRIDGED_TOKEN, or listen on 127.0.0.1)"
         case .startFailed(let why):
             return "could not start the listener: \(why)"
         case .alreadyRan:

@@ -12,11 +12,6 @@
 /* LWS_PRE: headroom lws_write() needs in front of every payload (16 on 64-bit targets). */
 static inline int bridged_lws_pre(void) { return LWS_PRE; }
 
-/* lws_close_status values are an enum in C; give Swift a plain integer path. */
-static inline void bridged_lws_close_reason(struct lws *wsi, uint16_t code,
-                                            const unsigned char *reason, size_t len) {
-    lws_close_reason(wsi, (enum lws_close_status)code, (unsigned char *)reason, len);
-}
 
 /* lws_write with an integer protocol (the lws_write_protocol enum, possibly OR'd with NO_FIN). */
 static inline int bridged_lws_write(struct lws *wsi, unsigned char *buf, size_t len, int proto) {
@@ -28,7 +23,7 @@ static inline int bridged_ws_text_flags(int is_start, int is_end) {
     return lws_write_ws_flags(LWS_WRITE_TEXT, is_start, is_end);
 }
 /* LWS_WRITE_CLOSE (4) is private in the 4.1 headers ("handled by lws_close_reason"), but
- * lws_write accepts it and emits a close frame at once; see Transport.closeNow for why. */
+ * lws_write accepts it and emits a close frame at once; see Transport.sendClose for why. */
 static inline int bridged_write_close(void) { return 4; }
 static inline int bridged_write_http(int is_final) {
     return is_final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP;
@@ -37,12 +32,6 @@ static inline int bridged_write_http(int is_final) {
 /* A per-connection deadline: lws closes the connection after `secs` unless it is reset (0 clears). */
 static inline void bridged_lws_set_timeout(struct lws *wsi, int secs) {
     lws_set_timeout(wsi, secs ? PENDING_TIMEOUT_USER_OK : NO_PENDING_TIMEOUT, secs);
-}
-
-/* Kill a connection from outside its callbacks (the close goes through the normal ws close path,
- * so a reason prepared with lws_close_reason is still sent when the socket allows). */
-static inline void bridged_lws_kill_async(struct lws *wsi) {
-    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
 /*
@@ -67,6 +56,23 @@ static inline void bridged_timer_schedule(struct lws_context *ctx, bridged_timer
 
 static inline void bridged_timer_cancel(bridged_timer_t *t) {
     lws_sul_cancel(&t->sul);
+}
+
+/* Raises the soft open-file limit to the hard one (at most 1,048,576: lws sizes its tables by
+ * it); the soft limit before and after go to *before / *after. 0, or -1 when unreadable. */
+#include <sys/resource.h>
+static inline int bridged_raise_nofile(uint64_t *before, uint64_t *after) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -1;
+    *before = (uint64_t)rl.rlim_cur;
+    rlim_t want = rl.rlim_max;
+    if (want == RLIM_INFINITY || want > 1048576) want = 1048576;
+    if (want > rl.rlim_cur) {
+        struct rlimit raised = { want, rl.rlim_max };
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) rl.rlim_cur = want;
+    }
+    *after = (uint64_t)rl.rlim_cur;
+    return 0;
 }
 
 #endif

@@ -56,17 +56,28 @@ struct DaemonOptions: ParsableArguments {
         valueName: "origin"))
     var allowOrigin: [String] = []
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical; debug and trace also log every transition of every stack.")
-    var logLevelName: String = "info"
+    @Option(name: .customLong("log-level"), help: "Log level; debug and trace also log every transition of every stack.")
+    var logLevel: Logger.Level = .info
 
     @Option(name: .customLong("log-format"), help: "text (for people) or json (one JSON object per line). Client-supplied values are escaped either way.")
-    var logFormatName: String = "text"
+    var logFormat: LogFormat = .text
 
     @Flag(inversion: .prefixedNo, help: "Serve Prometheus metrics at GET /metrics.")
     var metrics: Bool = true
 
     @Option(help: ArgumentHelp("Route configuration file (YAML).", valueName: "path"))
     var config: String?
+
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
+        "An extra name accepted in the Host header (name or name:port); repeatable; '*' accepts any. localhost, IP addresses, --host and the hosts of --allow-origin are always accepted; other Hosts get 421 (DNS rebinding).",
+        valueName: "host"))
+    var allowHost: [String] = []
+
+    @Option(name: .customLong("max-connections"), help: "Most connections open at once (0: the open-file limit, raised to its hard maximum at start, minus 32). Beyond it new connections are closed at once.")
+    var maxConnections: Int = 0
+
+    @Option(name: .customLong("slow-reader-ms"), help: "How long a client's unsent bytes (behind the message being written) may stay over --max-send-queue-bytes before it is closed with 1008.")
+    var slowReaderMs: Int = 10000
 
     @Option(name: .customLong("max-send-queue-bytes"), help: "Unsent bytes one connection may queue before it is closed with 1008.")
     var maxSendQueueBytes: Int = 8 << 20
@@ -99,26 +110,12 @@ struct DaemonOptions: ParsableArguments {
         return nil
     }
 
-    var logLevel: Logger.Level { Logger.Level(rawValue: logLevelName.lowercased()) ?? .info }
-
-    var logFormat: LogFormat { LogFormat(rawValue: logFormatName) ?? .text }
-
+    /// One validation path: the flags build the daemon's configuration and the configuration
+    /// checks itself; its error names the setting, mapped back onto the flag here.
     func validate() throws {
         func check(_ ok: Bool, _ message: @autoclosure () -> String) throws {
             if !ok { throw ValidationError(message()) }
         }
-        try check((0...65535).contains(port), "--port must be between 0 and 65535 (got \(port))")
-        if let token { try check(!token.isEmpty, "--token must not be empty") }
-        try check((1...600_000).contains(foregroundTimeoutMs),
-                  "--foreground-timeout-ms must be between 1 and 600000 (got \(foregroundTimeoutMs))")
-        try check((64...(64 << 20)).contains(maxMessageBytes),
-                  "--max-message-bytes must be between 64 and \(64 << 20) (got \(maxMessageBytes))")
-        try check((1...31_536_000).contains(sessionIdleS),
-                  "--session-idle-s must be between 1 and 31536000 (got \(sessionIdleS))")
-        try check((1...10_000_000).contains(maxSessions),
-                  "--max-sessions must be between 1 and 10000000 (got \(maxSessions))")
-        try check((1...1_000_000).contains(maxStackDepth),
-                  "--max-stack-depth must be between 1 and 1000000 (got \(maxStackDepth))")
         try check((64...(64 << 20)).contains(maxURLBytes),
                   "--max-url-bytes must be between 64 and \(64 << 20) (got \(maxURLBytes))")
         try check(maxSessionBytes >= 2 * maxURLBytes + 256 && maxSessionBytes <= 1 << 40,
@@ -127,39 +124,43 @@ struct DaemonOptions: ParsableArguments {
             try check(OriginPolicy.isValidEntry(origin) && origin != "*",
                       "--allow-controller-origin '\(origin)' is not an origin of the form scheme://host[:port]")
         }
-        try check(LogFormat(rawValue: logFormatName) != nil,
-                  "--log-format must be text or json (got '\(logFormatName)')")
-        try check(Logger.Level(rawValue: logLevelName.lowercased()) != nil,
-                  "--log-level must be one of trace, debug, info, notice, warning, error, critical (got '\(logLevelName)')")
-        for origin in allowOrigin {
-            try check(OriginPolicy.isValidEntry(origin),
-                      "--allow-origin '\(origin)' is not an origin of the form scheme://host[:port]")
-        }
-        if let config {
-            var st = stat()
-            try check(stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0,
-                      "--config '\(config)' is not a readable file")
-        }
-        if let dir = staticDirectory {
-            var st = stat()
-            try check(stat(dir, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR,
-                      "--static '\(dir)' is not a directory")
-        }
-        try check((1...65534).contains(pingIntervalS),
-                  "--ping-interval-s must be between 1 and 65534 (got \(pingIntervalS))")
-        try check(pingTimeoutS > pingIntervalS && pingTimeoutS <= 65535,
-                  "--ping-timeout-s must be greater than --ping-interval-s (\(pingIntervalS)) and at most 65535 (got \(pingTimeoutS))")
         try check(!chromium.isEmpty, "--chromium must not be empty")
         try check(BrowserOptions.parseViewport(viewport) != nil,
                   "--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
         try check(maxSnapshotBytes >= 0, "--max-snapshot-bytes must be at least 0 (got \(maxSnapshotBytes))")
-        try check(maxSendQueueBytes >= 1024, "--max-send-queue-bytes must be at least 1024 (got \(maxSendQueueBytes))")
-        try check((0...600_000).contains(shutdownTimeoutMs),
-                  "--shutdown-timeout-ms must be between 0 and 600000 (got \(shutdownTimeoutMs))")
+        if let config {
+            var st = stat()
+            guard stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0 else {
+                throw ValidationError("--config '\(config)' is not a readable file")
+            }
+        }
         do {
-            try transportConfiguration.validate()
-        } catch let error as TransportError {
-            throw ValidationError(error.description)
+            try daemonConfiguration.validate()
+        } catch {
+            throw ValidationError("\(DaemonOptions.flag(for: error.setting)) \(error.problem)")
+        }
+    }
+
+    /// The flag that sets `setting`.
+    static func flag(for setting: ConfigurationError.Setting) -> String {
+        switch setting {
+        case .host: "--host"
+        case .port: "--port"
+        case .token: "--token"
+        case .maxMessageBytes: "--max-message-bytes"
+        case .maxSendQueueBytes: "--max-send-queue-bytes"
+        case .allowedOrigins: "--allow-origin"
+        case .allowedHosts: "--allow-host"
+        case .maxConnections: "--max-connections"
+        case .slowReaderTimeout: "--slow-reader-ms"
+        case .staticDirectory: "--static"
+        case .pingInterval: "--ping-interval-s"
+        case .pingTimeout: "--ping-timeout-s"
+        case .shutdownTimeout: "--shutdown-timeout-ms"
+        case .foregroundTimeout: "--foreground-timeout-ms"
+        case .sessionIdle: "--session-idle-s"
+        case .maxSessions: "--max-sessions"
+        case .maxStackDepth: "--max-stack-depth"
         }
     }
 
@@ -171,11 +172,24 @@ struct DaemonOptions: ParsableArguments {
         c.maxMessageBytes = maxMessageBytes
         c.maxSendQueueBytes = maxSendQueueBytes
         c.allowedOrigins = allowOrigin
+        c.allowedHosts = allowHost
+        c.maxConnections = maxConnections
+        c.slowReaderTimeout = .milliseconds(Int64(clamping: slowReaderMs).clampedForDuration)
         c.staticDirectory = staticDirectory
-        c.pingIntervalSeconds = pingIntervalS
-        c.idleHangupSeconds = pingTimeoutS
-        c.shutdownDeadlineMilliseconds = shutdownTimeoutMs
+        c.pingInterval = .seconds(Int64(clamping: pingIntervalS).clampedForDuration)
+        c.pingTimeout = .seconds(Int64(clamping: pingTimeoutS).clampedForDuration)
+        c.shutdownTimeout = .milliseconds(Int64(clamping: shutdownTimeoutMs).clampedForDuration)
         return c
+    }
+}
+
+/// `--log-format` values: text, json.
+extension LogFormat: ExpressibleByArgument {}
+
+/// `--log-level` values: trace, debug, info, notice, warning, error, critical (any case).
+extension Logger.Level: @retroactive ExpressibleByArgument {
+    public init?(argument: String) {
+        self.init(rawValue: argument.lowercased())
     }
 }
 
@@ -205,4 +219,10 @@ extension DaemonOptions {
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon
     }
+}
+
+extension Int64 {
+    /// Out-of-range flag values stay out of range (and are refused by validation) without
+    /// overflowing `Duration`.
+    var clampedForDuration: Int64 { Swift.min(Swift.max(self, -1), 1 << 40) }
 }

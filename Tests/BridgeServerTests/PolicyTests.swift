@@ -100,121 +100,58 @@ import Testing
     @Test func nonLoopbackNeedsAToken() throws {
         var c = TransportConfiguration()
         c.host = "0.0.0.0"
-        #expect(throws: TransportError.nonLoopbackWithoutToken(host: "0.0.0.0")) { try c.validate() }
+        #expect(throws: ConfigurationError.self) { try c.validate() }
         c.token = ""
-        #expect(throws: TransportError.nonLoopbackWithoutToken(host: "0.0.0.0")) { try c.validate() }
+        #expect(throws: ConfigurationError.self) { try c.validate() }
         c.token = "secret"
         try c.validate()
-        #expect(throws: TransportError.nonLoopbackWithoutToken(host: "0.0.0.0")) {
+        do {
             var d = TransportConfiguration()
             d.host = "0.0.0.0"
             _ = try Transport(configuration: d, bridgeJS: [], logger: TestLog.logger)
+            Issue.record("a non-loopback host without a token was accepted")
+        } catch let error as ConfigurationError {
+            #expect(error.setting == .host)
+            #expect(error.problem.contains("token"))
         }
     }
 
-    @Test func badValuesAreRejectedWithTheFieldName() {
-        func message(_ change: (inout TransportConfiguration) -> Void) -> String? {
+    @Test func badValuesAreRejectedWithTheSettingName() {
+        func setting(_ change: (inout TransportConfiguration) -> Void) -> ConfigurationError.Setting? {
             var c = TransportConfiguration()
             change(&c)
-            do { try c.validate(); return nil } catch { return "\(error)" }
+            do { try c.validate(); return nil } catch { return error.setting }
         }
-        #expect(message { $0.port = 70000 }?.contains("port") == true)
-        #expect(message { $0.maxMessageBytes = 0 }?.contains("maxMessageBytes") == true)
-        #expect(message { $0.maxSendQueueBytes = 10 }?.contains("maxSendQueueBytes") == true)
-        #expect(message { $0.idleHangupSeconds = $0.pingIntervalSeconds }?.contains("idleHangupSeconds") == true)
-        #expect(message { $0.allowedOrigins = ["nope"] }?.contains("nope") == true)
-        #expect(message { $0.staticDirectory = "/definitely/not/here" }?.contains("static directory") == true)
-        #expect(message { $0.host = "" }?.contains("host") == true)
-    }
-}
-
-@Suite struct StaticFilesTests {
-    let root: URL
-    let files: StaticFiles
-
-    init() throws {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-static-\(UUID().uuidString)")
-        root = base.appendingPathComponent("site")
-        let fm = FileManager.default
-        try fm.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
-        try fm.createDirectory(at: root.appendingPathComponent("empty"), withIntermediateDirectories: true)
-        try Data("root".utf8).write(to: root.appendingPathComponent("index.html"))
-        try Data("sub".utf8).write(to: root.appendingPathComponent("sub/index.html"))
-        try Data("x".utf8).write(to: root.appendingPathComponent("sub/app.js"))
-        try Data("secret".utf8).write(to: base.appendingPathComponent("secret.txt"))
-        try fm.createSymbolicLink(at: root.appendingPathComponent("out.txt"),
-                                  withDestinationURL: base.appendingPathComponent("secret.txt"))
-        try fm.createSymbolicLink(at: root.appendingPathComponent("in.js"),
-                                  withDestinationURL: root.appendingPathComponent("sub/app.js"))
-        files = try #require(StaticFiles(directory: root.path))
+        #expect(setting { $0.port = 70000 } == .port)
+        #expect(setting { $0.maxMessageBytes = 63 } == .maxMessageBytes)
+        #expect(setting { $0.maxMessageBytes = 64 } == nil)
+        #expect(setting { $0.maxSendQueueBytes = 1023 } == .maxSendQueueBytes)
+        #expect(setting { $0.maxSendQueueBytes = 1024 } == nil)
+        #expect(setting { $0.pingTimeout = $0.pingInterval } == .pingTimeout)
+        #expect(setting { $0.pingInterval = .milliseconds(1500) } == .pingInterval)
+        #expect(setting { $0.pingInterval = .seconds(65534); $0.pingTimeout = .seconds(65535) } == nil)
+        #expect(setting { $0.shutdownTimeout = .seconds(601) } == .shutdownTimeout)
+        #expect(setting { $0.shutdownTimeout = .zero } == nil)
+        #expect(setting { $0.allowedOrigins = ["nope"] } == .allowedOrigins)
+        #expect(setting { $0.staticDirectory = "/definitely/not/here" } == .staticDirectory)
+        #expect(setting { $0.host = "" } == .host)
     }
 
-    @Test func servesFilesAndIndexes() {
-        guard case .file(let index, let type) = files.resolve(urlPath: "/app/") else { Issue.record(); return }
-        #expect(index.hasSuffix("/site/index.html") && type.hasPrefix("text/html"))
-        guard case .file(let js, let jsType) = files.resolve(urlPath: "/app/sub/app.js") else { Issue.record(); return }
-        #expect(js.hasSuffix("/site/sub/app.js") && jsType.hasPrefix("text/javascript"))
-        guard case .file(_, _) = files.resolve(urlPath: "/app//sub//index.html") else { Issue.record(); return }
-        guard case .file(let linked, _) = files.resolve(urlPath: "/app/in.js") else { Issue.record(); return }
-        #expect(linked.hasSuffix("/site/sub/app.js"))
+    @Test func theDaemonConfigurationChecksTheProtocolSettingsToo() {
+        var c = DaemonConfiguration()
+        c.bridge.engine.foregroundTimeoutMs = 0
+        #expect(throws: ConfigurationError(.foregroundTimeout, "must be between 1 ms and 600000 ms (got 0 ms)")) { try c.validate() }
+        c.bridge.engine.foregroundTimeoutMs = 600_000
+        c.bridge.maxSessions = 0
+        #expect((try? c.validate()) == nil)
+        c.bridge.maxSessions = 1
+        #expect((try? c.validate()) != nil)
     }
 
-    @Test func redirectsDirectoriesToTheirSlashedForm() {
-        #expect(files.resolve(urlPath: "/app") == .redirect(location: "/app/"))
-        #expect(files.resolve(urlPath: "/app/sub") == .redirect(location: "/app/sub/"))
-    }
-
-    @Test func refusesTraversalAndEscapes() {
-        for path in ["/app/../secret.txt", "/app/sub/../../secret.txt", "/app/./index.html", "/app/out.txt",
-                     "/app/..\\secret.txt", "/app/missing", "/app/empty/", "/application", "/other/x",
-                     "/app/sub/index.html\0"] {
-            #expect(files.resolve(urlPath: path) == .notFound, "\(path)")
-        }
-    }
-
-    @Test func contentTypes() {
-        #expect(StaticFiles.contentType(forPath: "/a/b.CSS").hasPrefix("text/css"))
-        #expect(StaticFiles.contentType(forPath: "/a/b.mjs").hasPrefix("text/javascript"))
-        #expect(StaticFiles.contentType(forPath: "/a/b.webmanifest") == "application/manifest+json")
-        #expect(StaticFiles.contentType(forPath: "/a/.hidden") == "application/octet-stream")
-        #expect(StaticFiles.contentType(forPath: "/a/noext") == "application/octet-stream")
-    }
-}
-
-@Suite struct MessageQueueTests {
-    @Test func fifoWithCompaction() {
-        var q = MessageQueue()
-        #expect(q.isEmpty && q.first == nil)
-        var next = 0
-        var expected = 0
-        for round in 0..<50 {
-            for _ in 0..<(round % 7 + 1) {
-                q.append([UInt8(next & 0xFF)])
-                next += 1
-            }
-            for _ in 0..<(round % 5) where !q.isEmpty {
-                #expect(q.first == [UInt8(expected & 0xFF)])
-                q.removeFirst()
-                expected += 1
-            }
-        }
-        #expect(q.count == next - expected)
-        while let f = q.first {
-            #expect(f == [UInt8(expected & 0xFF)])
-            q.removeFirst()
-            expected += 1
-        }
-        #expect(expected == next)
-        q.append([1, 2, 3])
-        q.append([4])
-        #expect(q.removeAll() == 4)
-        #expect(q.isEmpty)
-    }
-}
-
-@Suite struct LWSLogTests {
-    @Test func cleansLwsPrefixes() {
-        #expect(LWSLog.clean("[2026/11/21 23:35:39:1234] E: ERROR on binding fd 9\n") == "ERROR on binding fd 9")
-        #expect(LWSLog.clean("plain line\n") == "plain line")
+    @Test func durationsInMicroseconds() {
+        #expect(Duration.seconds(30).microseconds == 30_000_000)
+        #expect(Duration.milliseconds(2500).microseconds == 2_500_000)
+        #expect(Duration.milliseconds(2500).text == "2500 ms")
+        #expect(Duration.seconds(3).text == "3 s")
     }
 }

@@ -266,7 +266,7 @@ extension RemoteTests {
     @Test func stopBeforeRunStartsAndEndsAtOnce() throws {
         let started = Recorder<Int>()
         var config = ServiceThread.defaultConfiguration()
-        config.shutdownDeadlineMilliseconds = 120_000  // waiting for it would time the test out
+        config.shutdownTimeout = .seconds(120)  // waiting for it would time the test out
         let service = ServiceThread(configuration: config, makeDelegate: { t in
             t.remote.stop()
             t.remote.enqueue { (t: Transport) in started.append(t.port) }

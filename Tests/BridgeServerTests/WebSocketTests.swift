@@ -163,7 +163,8 @@ final class ScriptedDelegate: TransportDelegate {
                     if t.isOpen(id) && pushed < 4000 {
                         _ = t.schedule(afterMicroseconds: 50) { push() }
                     } else {
-                        outcome.append("open=\(t.isOpen(id)) bounded=\(maxQueued <= 64 * 1024 + chunk.count)")
+                        // Bound: four times the limit behind the message in flight, plus that message.
+                        outcome.append("open=\(t.isOpen(id)) bounded=\(maxQueued <= 4 * 64 * 1024 + 2 * chunk.count)")
                     }
                 }
                 push()

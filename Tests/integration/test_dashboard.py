@@ -298,7 +298,9 @@ def test_buttons_only_with_the_token(daemon_factory):
             await ctl.call("navigation.navigateToUrl", {"session": sid, "url": "http://127.0.0.1/app/a"})
             await ctl.call("navigation.navigateToUrl", {"session": sid, "url": "http://127.0.0.1/app/b"})
 
-            await b.open(d.url + "/")
+            # With a token, the dashboard itself needs it: the one-time link (or the token) as
+            # `/?token=` sets the cookie and redirects to `/`.
+            await b.open(d.url + "/?token=s3cret")
             await b.until(f"return {CARD} && {CARD}.dataset.stack === 'W1 W2 W3'", "the session", 15.0, sid)
             assert await b.js(f"return {CARD}.querySelectorAll('button').length", sid) == 0, "no token, no buttons"
 

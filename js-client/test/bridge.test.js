@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 
 import {
   Bridge, BridgeError, connect, createBridge, installAstroShim,
-  stripClaim, addClaim, claimFromUrl, resolveBridgeUrl, CLAIM_PARAMS,
+  stripClaim, addClaim, claimFromUrl, resolveBridgeUrl, sessionSocketUrl, CLAIM_PARAMS,
 } from "../bridge.js";
 import { makeSocketClass, makeTimers, makePage, element, domEvent, helloResult } from "./fakes.js";
 
@@ -417,6 +417,40 @@ describe("page protocol", () => {
     ws().receive({ event: "app.thing", params: { n: 2 } });
     assert.deepEqual(got, [[1, "app.thing"]]);
     assert.match(warnings.join("\n"), /"app.thing" listener failed/);
+  });
+});
+
+describe("the session in the socket's url (routing behind a proxy)", () => {
+  test("a page without a claim connects without ?session=; once it has one, every reconnection carries it", async () => {
+    const { bridge, ws, timers } = setup();
+    assert.equal(ws().url, "ws://127.0.0.1:8787/bridge");
+    handshake(ws(), helloResult({ session: "s-b-0f3c", webview: "W1", token: "k" }));
+    await bridge.ready;
+    ws().drop(1006);
+    timers.runNext();
+    assert.equal(ws().url, "ws://127.0.0.1:8787/bridge?session=s-b-0f3c");
+  });
+
+  test("a claim from the pageUrl goes to ?session= of the very first connection", () => {
+    const { ws } = setup({ href: APP + "?bridge_session=s-a-12ab&bridge_webview=W2&bridge_token=t" });
+    assert.equal(ws().url, "ws://127.0.0.1:8787/bridge?session=s-a-12ab");
+  });
+
+  test("an unknown session falls back to a new session on a socket without ?session=", () => {
+    const { ws, WebSocket } = setup({
+      href: APP + "?bridge_session=s-c-77&bridge_webview=W2&bridge_token=t", options: { console: quiet },
+    });
+    ws().open();
+    ws().receive({ id: 1, error: { code: "unknown-session", message: "no session here" } });
+    assert.equal(WebSocket.instances.length, 2);
+    assert.equal(ws().url, "ws://127.0.0.1:8787/bridge");
+  });
+
+  test("sessionSocketUrl adds or replaces the session and keeps the rest", () => {
+    assert.equal(sessionSocketUrl("ws://h:1/bridge", "s-a-1"), "ws://h:1/bridge?session=s-a-1");
+    assert.equal(sessionSocketUrl("ws://h:1/bridge?x=1&session=old", "s-a-1"), "ws://h:1/bridge?x=1&session=s-a-1");
+    assert.equal(sessionSocketUrl("wss://h/bridge", null), "wss://h/bridge");
+    assert.equal(sessionSocketUrl("ws://h/bridge", "s a&b"), "ws://h/bridge?session=s+a%26b");
   });
 });
 

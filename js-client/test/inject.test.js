@@ -37,7 +37,7 @@ test("the injected client claims its web view at once and installs the Astro shi
     claim: { session: "s-1", webview: "W2", token: "t2" },
   }), context);
   const ws = WebSocket.instances.at(-1);
-  assert.equal(ws.url, "ws://127.0.0.1:8787/bridge");
+  assert.equal(ws.url, "ws://127.0.0.1:8787/bridge?session=s-1", "the claimed session is in the url, for proxies");
   ws.open();
   const hello = ws.sent[0];
   assert.equal(hello.method, "hello");

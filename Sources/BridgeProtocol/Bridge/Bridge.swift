@@ -199,7 +199,7 @@ extension Bridge {
             }
         case .page(let sid, let webview):
                 do throws(ProtocolError) {
-                let found = try withSession(sid) { (b, s) throws(ProtocolError) in
+                let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
                     try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
                 }
                 if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }

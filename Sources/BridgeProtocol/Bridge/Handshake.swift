@@ -37,7 +37,7 @@ extension Bridge {
         }
         try checkURL(url, "url")
         let history = Self.isHistoryHello(p)
-        let found = try withSession(sid) { (b, s) throws(ProtocolError) in
+        let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
             try b.claim(client, id: id, &s, webviewText: webviewText, token: token, url: url, history: history, now: now)
         }
         if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }

@@ -67,7 +67,7 @@ extension Bridge {
             let events = try p.optionalStringArray("events")
             let filter = EventFilter(names: events.map(Set.init))
             if let sid {
-                let found = withSession(sid) { b, s in b.subscribe(client, to: &s, filter: filter, now: now) }
+                let found: Void? = withSession(sid) { b, s in b.subscribe(client, to: &s, filter: filter, now: now) }
                 if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
             } else if let i = allSubscribers.firstIndex(where: { $0.client == client }) {
                 allSubscribers[i].filter = filter

@@ -1,0 +1,280 @@
+"""Abuse tests: what a careless client or an attacker on loopback tries, on raw sockets.
+
+Each test names the item of the hardening work it covers. None asserts how fast anything
+happens: a refusal is recognised by its status or close code, a hang by an incomplete response.
+"""
+import json
+import re
+import resource
+import socket
+import time
+
+import pytest
+
+from conftest import (OP_CLOSE, Closed, RawWebSocket, raw_http, start_daemon, status_of)
+
+
+def hello_page(ws, url="http://127.0.0.1/app/"):
+    ws.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": url}}))
+    return ws.recv_message()
+
+
+def request_bytes(d, path, method="GET", headers=(), body=b"", host=None):
+    lines = [f"{method} {path} HTTP/1.1", f"Host: {host or f'127.0.0.1:{d.port}'}"]
+    lines += list(headers)
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def complete(response: bytes) -> bool:
+    head, sep, body = response.partition(b"\r\n\r\n")
+    m = re.search(rb"(?i)content-length:\s*(\d+)", head)
+    return bool(sep) and m is not None and len(body) >= int(m.group(1))
+
+
+def wait_for_log(d, fragment, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fragment in d.stderr():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+# --- 2. one big message is not a slow reader ------------------------------------------------------
+
+
+def test_a_single_message_larger_than_the_send_queue_limit_is_delivered(daemon_factory):
+    d = daemon_factory("--max-send-queue-bytes", "1024")
+    ws = RawWebSocket.to(d)
+    opcode, reply = hello_page(ws, "http://127.0.0.1/app/" + "x" * 3000)  # the reply carries the url twice
+    assert len(reply) > 1024
+    assert json.loads(reply)["result"]["webview"] == "W1"
+    ws.send_text(json.dumps({"id": 2, "method": "ping"}))
+    assert json.loads(ws.recv_message()[1])["id"] == 2  # still open
+    ws.close()
+
+
+def test_a_reader_that_stays_behind_is_closed_with_1008(daemon_factory):
+    d = daemon_factory("--max-send-queue-bytes", "1024", "--slow-reader-ms", "100")
+    ctl = RawWebSocket.to(d, rcvbuf=4096)
+    ctl.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "controller"}}))
+    ctl.recv_message()
+    ctl.send_text(json.dumps({"id": 2, "method": "session.subscribe", "params": {}}))
+    ctl.recv_message()
+    page = RawWebSocket.to(d)
+    hello_page(page)
+    # The controller stops reading; the page keeps the events coming.
+    for i in range(400):
+        page.send_text(json.dumps({"id": 10 + i, "method": "pwa-navigate", "params": {"url": "http://127.0.0.1/" + "y" * 2000}}))
+        page.recv_message()
+        page.send_text(json.dumps({"id": 1000 + i, "method": "pwa-rendered"}))
+        page.recv_message()
+        if "reader is too slow" in d.stderr():
+            break
+    assert wait_for_log(d, "reader is too slow")
+    assert ctl.recv_close_code() == 1008
+    page.close()
+
+
+# --- 3. file descriptors ----------------------------------------------------------------------------
+
+
+def limits_of(pid):
+    with open(f"/proc/{pid}/limits") as f:
+        for line in f:
+            if line.startswith("Max open files"):
+                soft, hard = line.split()[3:5]
+                return int(soft), int(hard)
+    raise AssertionError("no open-file limit")
+
+
+def start_with_soft_limit(soft, *args):
+    before = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, before[1]), before[1]))
+    try:
+        return start_daemon(*args)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, before)
+
+
+def test_the_soft_open_file_limit_is_raised_to_the_hard_one_and_logged():
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard <= 256:
+        pytest.skip("the hard open-file limit is too low to tell")
+    d = start_with_soft_limit(256)
+    try:
+        soft_now, hard_now = limits_of(d.proc.pid)
+        assert soft_now == hard_now or soft_now == 1048576
+        assert soft_now > 256
+        assert wait_for_log(d, "raised the open-file limit")
+    finally:
+        d.kill_if_running()
+
+
+def test_connections_over_the_cap_are_refused_cheaply_and_logged_once(daemon_factory):
+    d = daemon_factory("--max-connections", "20")
+    started = time.monotonic()
+    opened, refused = [], 0
+    for _ in range(60):
+        try:
+            opened.append(RawWebSocket.to(d, timeout=10))
+        except (ConnectionError, ConnectionRefusedError, OSError):
+            refused += 1
+    try:
+        assert 10 <= len(opened) <= 30, len(opened)
+        assert refused >= 30
+        assert wait_for_log(d, "connection cap reached")
+        # No accept spin: over two seconds at the cap with clients waiting, the daemon is mostly idle.
+        waiting = [socket.create_connection((d.connect_host, d.port)) for _ in range(20)]
+        cpu0 = cpu_seconds(d.proc.pid)
+        time.sleep(2)  # measuring CPU over a window, not waiting for an event
+        assert cpu_seconds(d.proc.pid) - cpu0 < 1.0
+        # Once per 10 s interval, not per attempt (80 refused attempts so far).
+        assert 1 <= d.stderr().count("connection cap reached") <= 1 + (time.monotonic() - started) / 10
+        for s in waiting:
+            s.close()
+        # Under the cap again, a new connection is served.
+        for ws in opened[:5]:
+            ws.close()
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                RawWebSocket.to(d).close()
+                break
+            except (ConnectionError, ConnectionRefusedError, OSError):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+    finally:
+        for ws in opened:
+            ws.close()
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+# --- 4. DNS rebinding --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8787", "localhost.evil.example"])
+def test_http_for_another_host_is_refused_with_421(daemon, host):
+    r = raw_http(daemon, request_bytes(daemon, "/api/sessions", host=host))
+    assert status_of(r) == 421, r[:200]
+    assert b'"sessions"' not in r
+
+
+@pytest.mark.parametrize("host", ["localhost", "localhost:{port}", "127.0.0.1:{port}", "[::1]:{port}", "127.0.0.1"])
+def test_http_for_loopback_names_is_served(daemon, host):
+    r = raw_http(daemon, request_bytes(daemon, "/api/sessions", host=host.format(port=daemon.port)))
+    assert status_of(r) == 200, r[:200]
+
+
+def test_allow_host_and_allow_origin_name_more_hosts(daemon_factory):
+    d = daemon_factory("--allow-host", "app.test", "--allow-origin", "http://dev.test:5173")
+    for host in ("app.test", "app.test:1234", "dev.test:5173"):
+        assert status_of(raw_http(d, request_bytes(d, "/healthz", host=host))) == 200, host
+    assert status_of(raw_http(d, request_bytes(d, "/healthz", host="other.test"))) == 421
+
+
+def test_upgrades_for_another_host_are_refused_with_421(daemon):
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
+    s.sendall(request_bytes(daemon, "/bridge", headers=["Upgrade: websocket", "Connection: Upgrade",
+                                                         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                                                         "Sec-WebSocket-Version: 13"], host="evil.example"))
+    assert status_of(s.recv(4096)) == 421
+    s.close()
+
+
+# --- 5. the token guards HTTP too ---------------------------------------------------------------------
+
+
+def test_with_a_token_http_needs_it_except_health_script_and_app(daemon_factory):
+    d = daemon_factory("--token", "T0k3n")
+    for path in ("/api/sessions", "/", "/metrics"):
+        r = raw_http(d, request_bytes(d, path))
+        assert status_of(r) == 401, (path, r[:200])
+        assert b'"sessions"' not in r
+    assert status_of(raw_http(d, request_bytes(d, "/api/sessions", headers=["Authorization: Bearer wrong"]))) == 401
+    assert status_of(raw_http(d, request_bytes(d, "/api/sessions", headers=["Authorization: Bearer T0k3n"]))) == 200
+    for path in ("/healthz", "/bridge.js"):
+        assert status_of(raw_http(d, request_bytes(d, path))) == 200, path
+    assert status_of(raw_http(d, request_bytes(d, "/app/"))) == 404  # public, just no --static here
+
+
+def test_the_one_time_dashboard_link_sets_a_strict_http_only_cookie(daemon_factory):
+    d = daemon_factory("--token", "T0k3n")
+    assert wait_for_log(d, "/?token=")
+    code = re.search(r"/\?token=([0-9a-f]+)", d.stderr()).group(1)
+    assert code != "T0k3n"
+    r = raw_http(d, request_bytes(d, f"/?token={code}"))
+    assert status_of(r) == 303
+    cookie_line = re.search(rb"(?i)set-cookie:\s*([^\r\n]+)", r).group(1).decode()
+    assert "HttpOnly" in cookie_line and "SameSite=Strict" in cookie_line
+    cookie = cookie_line.split(";")[0]
+    assert "T0k3n" not in cookie
+    assert status_of(raw_http(d, request_bytes(d, "/api/sessions", headers=[f"Cookie: {cookie}"]))) == 200
+    assert status_of(raw_http(d, request_bytes(d, f"/?token={code}"))) == 401  # used once
+    assert status_of(raw_http(d, request_bytes(d, "/?token=nope"))) == 401
+
+
+# --- 7. requests with a body ---------------------------------------------------------------------------
+
+
+def test_a_get_with_a_body_gets_its_whole_response(daemon):
+    r = raw_http(daemon, request_bytes(daemon, "/healthz", headers=["Content-Length: 5"], body=b"hello"))
+    assert status_of(r) == 200 and complete(r), r
+
+
+def test_a_post_is_refused_with_405_and_a_complete_response(daemon):
+    r = raw_http(daemon, request_bytes(daemon, "/api/sessions", "POST",
+                                       headers=["Content-Length: 11", "Content-Type: application/json"], body=b'{"a":"b"}\r\n'))
+    assert status_of(r) == 405 and complete(r), r
+
+
+def test_a_large_or_chunked_body_is_refused_with_413(daemon):
+    r = raw_http(daemon, request_bytes(daemon, "/api/sessions", "POST", headers=["Content-Length: 100000000"]))
+    assert status_of(r) == 413 and complete(r), r
+    r = raw_http(daemon, request_bytes(daemon, "/healthz", "POST", headers=["Transfer-Encoding: chunked"]))
+    assert status_of(r) == 413 and complete(r), r
+
+
+# --- 8. wire conformance --------------------------------------------------------------------------------
+
+
+def test_a_close_frame_with_a_one_byte_payload_gets_1002(daemon):
+    ws = RawWebSocket.to(daemon)
+    ws.send_frame(OP_CLOSE, b"\x03")
+    assert ws.recv_close_code() == 1002
+    ws.close()
+
+
+def test_headers_over_4_kib_get_431(daemon):
+    big = "User-Agent: " + "a" * 5000
+    r = raw_http(daemon, request_bytes(daemon, "/healthz", headers=[big]))
+    assert status_of(r) == 431 and complete(r), r[:200]
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
+    s.sendall(request_bytes(daemon, "/bridge", headers=["Upgrade: websocket", "Connection: Upgrade",
+                                                         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                                                         "Sec-WebSocket-Version: 13", big]))
+    assert status_of(s.recv(4096)) == 431
+    s.close()
+    # Just under the limit is served.
+    r = raw_http(daemon, request_bytes(daemon, "/healthz", headers=["User-Agent: " + "a" * 3500]))
+    assert status_of(r) == 200
+
+
+# --- 9. log injection ------------------------------------------------------------------------------------
+
+
+def test_client_values_reach_the_log_escaped(daemon):
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
+    s.sendall(request_bytes(daemon, "/bridge", headers=["Upgrade: websocket", "Connection: Upgrade",
+                                                         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                                                         "Sec-WebSocket-Version: 13",
+                                                         "Origin: http://evil.example\x1b[2J\x1b]0;pwned\x07"]))
+    s.recv(4096)
+    s.close()
+    assert wait_for_log(daemon, "refused WebSocket upgrade")
+    assert "\x1b" not in daemon.stderr() and "\x07" not in daemon.stderr()
