@@ -106,7 +106,7 @@ fuzz: fuzz-build
 # A report fails the run (halt_on_error). Measured on the 2-core VM under load from other builds
 # (wall time, CPU time in brackets): test-asan's build 16 min [4 min], its Swift tests 1.6 min,
 # its smoke run 1.3 min (49 tests); test-tsan's build about 15 min (load average 20), its Swift
-# tests 5 s (51 tests), its integration run 25 s (32 tests).
+# tests 8 s (68 tests), its integration run 30 s (32 tests).
 ASAN_SCRATCH := .build-asan
 TSAN_SCRATCH := .build-tsan
 ASAN_SMOKE ?= Tests/integration/test_protocol.py Tests/integration/test_transport.py Tests/integration/test_cli.py
