@@ -48,6 +48,9 @@ public actor BrowserHost {
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
     private var popups: [String: String] = [:]
     private var shuttingDown = false
+    /// Chromiums that crashed or closed, being stopped and their profiles removed; `shutdown`
+    /// waits for them.
+    private var retiring: [Int: Task<Void, Never>] = [:]
 
     public init(options: BrowserOptions = BrowserOptions(), events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.options = options
@@ -108,29 +111,49 @@ public actor BrowserHost {
         tabsByCDPSession.removeAll()
         tabsByTarget.removeAll()
         popups.removeAll()
-        let process = b.process
-        Thread.detachNewThread { process.terminate(graceSeconds: 1) }
+        retire(b.process, generation: gen, graceSeconds: 1)
         if !shuttingDown { emit(.browserCrashed(sessions: sessions)) }
     }
 
+    /// Stops `process` on a thread of its own (it blocks) and removes its profile directory.
+    private func retire(_ process: ChromiumProcess, generation gen: Int, graceSeconds: Double) {
+        let task = Task<Void, Never> {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                Thread.detachNewThread {
+                    process.terminate(graceSeconds: graceSeconds)
+                    done.resume()
+                }
+            }
+        }
+        retiring[gen] = task
+        Task { [weak self] in
+            await task.value
+            await self?.retired(gen)
+        }
+    }
+
+    private func retired(_ gen: Int) { retiring[gen] = nil }
+
+    /// The profile directory of the running Chromium, when one runs.
+    public var profileDirectory: String? { browser?.process.profileDirectory }
+
     /// Closes every tab and context and stops Chromium; waits until it is gone and its profile
-    /// directory removed. The host can be used again afterwards (a new Chromium starts).
+    /// directory removed, and so are those of Chromiums that crashed before. The host can be used
+    /// again afterwards (a new Chromium starts).
     public func shutdown() async {
         shuttingDown = true
         defer { shuttingDown = false }
         if let starting { _ = try? await starting.value }
-        guard let b = browser else { return }
-        // Closing the browser closes every context and tab at once.
-        _ = try? await b.cdp.call("Browser.close", timeout: 2)
-        browser = nil
-        contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
-        let process = b.process
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
-                process.terminate(graceSeconds: 2)
-                done.resume()
+        if let b = browser {
+            // Closing the browser closes every context and tab at once.
+            _ = try? await b.cdp.call("Browser.close", timeout: 2)
+            if let current = browser, current.generation == b.generation {
+                browser = nil
+                contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
+                retire(b.process, generation: b.generation, graceSeconds: 2)
             }
         }
+        for task in Array(retiring.values) { await task.value }
     }
 
     /// Stops Chromium at once from any context (the daemon's exit path): kills its process group
@@ -344,8 +367,16 @@ public actor BrowserHost {
         let t = options.callTimeoutSeconds
         switch event.method {
         case "Page.frameStartedNavigating":
-            if event.params["frameId"]?.stringValue == tab.targetId {
-                tabs[key]?.lastNavigationType = event.params["navigationType"]?.stringValue
+            guard event.params["frameId"]?.stringValue == tab.targetId else { return }
+            let type = event.params["navigationType"]?.stringValue
+            tabs[key]?.lastNavigationType = type
+            // A traversal to a document that is not fetched (the tab's first entry, about:blank,
+            // which stands for the web view below) pauses nowhere: it is stopped here. Fetched
+            // ones are stopped at `Fetch.requestPaused`.
+            if type == "historyDifferentDocument", let url = event.params["url"]?.stringValue,
+               !url.hasPrefix("http:"), !url.hasPrefix("https:") {
+                _ = try? await cdp.call("Page.stopLoading", session: tab.cdpSession, timeout: t)
+                emit(.historyBack(session: tab.session, webview: tab.webview))
             }
         case "Page.frameRequestedNavigation":
             guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue,

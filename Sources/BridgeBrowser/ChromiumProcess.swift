@@ -102,7 +102,8 @@ final class ChromiumProcess: @unchecked Sendable {
 
     private init(executable: String, extraArguments: [String] = []) throws(BrowserError) {
         guard let path = ChromiumProcess.resolve(executable) else { throw .notInstalled(executable) }
-        var template = Array("\(NSTemporaryDirectory().isEmpty ? "/tmp/" : NSTemporaryDirectory())bridged-chromium-XXXXXX".utf8CString)
+        ChromiumProcess.removeStaleProfiles(in: ChromiumProcess.temporaryDirectory)
+        var template = Array("\(ChromiumProcess.temporaryDirectory)/bridged-chromium-XXXXXX".utf8CString)
         guard let dir = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
             throw .launchFailed("cannot create a profile directory: \(String(cString: strerror(errno)))")
         }
@@ -198,7 +199,54 @@ final class ChromiumProcess: @unchecked Sendable {
         ChromiumProcess.removeTree(profileDirectory)
     }
 
+    /// Removes a profile directory; retried for a moment, as a process of the killed browser
+    /// may still be writing into it.
     static func removeTree(_ path: String) {
-        try? FileManager.default.removeItem(atPath: path)
+        for _ in 0..<20 {
+            try? FileManager.default.removeItem(atPath: path)
+            if access(path, F_OK) != 0 { return }
+            usleep(50_000)
+        }
+    }
+
+    /// Removes the profile directories that daemons killed with SIGKILL left in `directory`
+    /// (Chromium's own lock, `SingletonLock` → "host-PID", names a process that no longer runs
+    /// on this host), with Chromium's singleton-socket directory. A directory without that lock
+    /// is never touched: it may be a profile
+    /// another daemon is about to hand to its Chromium.
+    static func removeStaleProfiles(in directory: String) {
+        var name = [UInt8](repeating: 0, count: 256)
+        gethostname(&name, 255)
+        let host = String(decoding: name.prefix { $0 != 0 }, as: UTF8.self)
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for entry in entries where entry.hasPrefix("bridged-chromium-") {
+            let dir = directory + "/" + entry
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/SingletonLock"),
+                  let dash = target.lastIndex(of: "-"), target[..<dash] == host,
+                  let pid = pid_t(target[target.index(after: dash)...]), pid > 0 else { continue }
+            if runs(pid) { continue }
+            // Chromium's singleton socket lives in a directory of its own beside it.
+            if let socket = try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/SingletonSocket"),
+               socket.hasPrefix(directory + "/org.chromium.Chromium."), socket.hasSuffix("/SingletonSocket") {
+                removeTree(String(socket.dropLast("/SingletonSocket".count)))
+            }
+            removeTree(dir)
+        }
+    }
+
+    /// Whether `pid` names a live process (a zombie, dead but not yet reaped by whoever adopted
+    /// it, does not count).
+    static func runs(_ pid: pid_t) -> Bool {
+        guard kill(pid, 0) == 0 || errno == EPERM else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+
+    static var temporaryDirectory: String {
+        var dir = NSTemporaryDirectory()
+        if dir.isEmpty { dir = "/tmp/" }
+        while dir.count > 1 && dir.hasSuffix("/") { dir.removeLast() }
+        return dir
     }
 }

@@ -52,10 +52,22 @@ func dataURL(_ html: String) -> String {
 
 /// Chromium must be installed for these tests (scripts/install-deps.sh --test installs it).
 final class BrowserHostTests: XCTestCase {
+    /// Every host a test made; shut down (awaited) after the test, so no Chromium and no
+    /// profile directory outlives it.
+    private var hosts: [BrowserHost] = []
+
     func makeHost(_ log: EventLog, configure: (inout BrowserOptions) -> Void = { _ in }) -> BrowserHost {
         var options = BrowserOptions()
         configure(&options)
-        return BrowserHost(options: options) { log.append($0) }
+        let host = BrowserHost(options: options) { log.append($0) }
+        hosts.append(host)
+        return host
+    }
+
+    override func tearDown() async throws {
+        for host in hosts { await host.shutdown() }
+        hosts.removeAll()
+        try await super.tearDown()
     }
 
     /// Polls an expression in the page until it is true.
@@ -90,7 +102,6 @@ final class BrowserHostTests: XCTestCase {
     func testATabIsDressedAsTheAppsWebView() async throws {
         let log = EventLog()
         let host = makeHost(log)
-        defer { Task { await host.shutdown() } }
         try await host.createSession("s1")
         let page = dataURL("<meta name='viewport' content='width=device-width'><script>document.title = 'seen:' + (window.__injected || 'no')</script><p>hi</p>")
         try await host.openTab(session: "s1", webview: "W1", url: page, script: "window.__injected = 'yes';")
@@ -118,7 +129,6 @@ final class BrowserHostTests: XCTestCase {
     func testNavigationsAreStoppedNatively() async throws {
         let log = EventLog()
         let host = makeHost(log)
-        defer { Task { await host.shutdown() } }
         try await host.createSession("s1")
         // Port 9 (discard) is never reached: every request stops before it leaves the browser.
         let page = dataURL("""
@@ -200,6 +210,9 @@ final class BrowserHostTests: XCTestCase {
         try await host.openTab(session: "s1", webview: "W1", url: "about:blank", script: nil)
         let first = await host.chromiumPID
         let pid = try XCTUnwrap(first)
+        let firstDirectory = await host.profileDirectory
+        let firstProfile = try XCTUnwrap(firstDirectory)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: firstProfile))
         kill(pid, SIGKILL)
         let crashed = try await log.next { if case .browserCrashed = $0 { return true }; return false }
         XCTAssertEqual(crashed, .browserCrashed(sessions: ["s1"]))
@@ -211,7 +224,12 @@ final class BrowserHostTests: XCTestCase {
         let second = try XCTUnwrap(restarted)
         XCTAssertNotEqual(second, pid)
         try await host.openTab(session: "s2", webview: "W1", url: "about:blank", script: nil)
+        let secondDirectory = await host.profileDirectory
+        let secondProfile = try XCTUnwrap(secondDirectory)
+        XCTAssertNotEqual(secondProfile, firstProfile)
         await host.shutdown()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: firstProfile), "the crashed Chromium's profile is removed")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: secondProfile), "so is the running one's")
         XCTAssertEqual(liveProcesses(inGroup: second), [], "Chromium and every process of its group are gone")
         XCTAssertEqual(liveProcesses(inGroup: pid), [], "so is the crashed one's group")
         let none = await host.chromiumPID

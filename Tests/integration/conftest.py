@@ -97,6 +97,15 @@ class Daemon:
             self.proc.kill()
             self.proc.wait()
 
+    def stop_if_running(self, timeout: float = 30.0) -> None:
+        """SIGTERM (the daemon cleans up: Chromium and its profile directory), SIGKILL if stuck."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill_if_running()
+
 
 def _read_first_line(proc: subprocess.Popen, timeout: float) -> str | None:
     result: list[str] = []
@@ -173,7 +182,7 @@ def daemon_factory():
 
     yield start
     for d in started:
-        d.kill_if_running()
+        d.stop_if_running()
 
 
 @pytest.fixture

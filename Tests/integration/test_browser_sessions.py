@@ -35,8 +35,51 @@ class _Pages(http.server.BaseHTTPRequestHandler):
 <a id="hash" href="#here">here</a>
 <script>window.alive = "yes";</script>"""
 
+    META = b"""<!doctype html><title>meta</title><meta http-equiv="refresh" content="0;url=/refreshed">"""
+
+    GET_FORM = b"""<!doctype html><title>get form</title>
+<form method="get" action="/search"><input name="q" value="x y"><button id="go">go</button></form>
+<script>window.alive = "yes";</script>"""
+
+    # Red, then blue, green, yellow, one PWA navigation each; a POP repaints nothing and reports
+    # nothing.
+    PWA = b"""<!doctype html><meta name="viewport" content="width=device-width"><title>pwa</title>
+<style>html,body{margin:0;height:100%;background:#f00}</style>
+<script>
+window.views = 0;
+window.next = async () => {
+  await Astro.jsRpcMethod("pwa-navigate", [])();
+  views++;
+  history.pushState({}, "", "?view=" + views);
+  document.body.style.background = ["#f00", "#00f", "#0f0", "#ff0"][views % 4];
+  Astro.jsRpcMethod("pwa-rendered", [])();
+};
+window.pops = 0;
+addEventListener("popstate", () => { window.pops++; });
+</script><body></body>"""
+
+    # Pages that hold a connection open while they live (an event stream): its end shows the
+    # tab is gone.
+    held = set()
+    released = set()
+
     def log_message(self, *args):
         pass
+
+    def _hold(self, key):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        _Pages.held.add(key)
+        try:
+            while True:
+                self.wfile.write(b"data: x\n\n")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass
+        _Pages.released.add(key)
 
     def _send(self, body, status=200):
         self.send_response(status)
@@ -46,8 +89,20 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def do_GET(self):
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
         if self.path.startswith("/form"):
             self._send(self.FORM)
+        elif self.path.startswith("/meta"):
+            self._send(self.META)
+        elif self.path.startswith("/getform"):
+            self._send(self.GET_FORM)
+        elif self.path.startswith("/pwa"):
+            self._send(self.PWA)
+        elif self.path.startswith("/holding"):
+            key = query["id"][0]
+            self._send(f"<p>{key}</p><script>new EventSource('/hold?id={key}')</script>".encode())
+        elif self.path.startswith("/hold"):
+            self._hold(query["id"][0])
         else:
             body = f"<pre id='echo'>GET {self.path}</pre>".encode()
             self._send(body)
@@ -298,6 +353,259 @@ def test_sigterm_leaves_no_chromium_behind(daemon_factory, site):
     while time.monotonic() < deadline and any(alive(p) for p in chromium):
         time.sleep(0.05)
     assert [p for p in chromium if alive(p)] == []
+
+
+def user_data_dirs(pid):
+    """The `--user-data-dir` of every Chromium below `pid`, from /proc/PID/cmdline."""
+    dirs = set()
+    for p in descendants(pid):
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        for a in argv:
+            if a.startswith(b"--user-data-dir="):
+                dirs.add(a.split(b"=", 1)[1].decode())
+    return dirs
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_shutdown_removes_the_profile_directory(daemon_factory, site, sig):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await c.close()
+
+    run(go())
+    dirs = user_data_dirs(d.proc.pid)
+    assert len(dirs) == 1, dirs
+    profile = dirs.pop()
+    assert os.path.isdir(profile) and os.path.basename(profile).startswith("bridged-chromium-")
+    assert d.stop(sig, timeout=30) == 0
+    assert not os.path.exists(profile), os.listdir(profile)
+
+
+def test_a_profile_left_by_a_killed_daemon_is_removed_by_the_next(daemon_factory, site, tmp_path):
+    env = {"TMPDIR": str(tmp_path)}
+    d = daemon_factory(env=env)
+
+    async def go(daemon):
+        c = await controller(daemon.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await c.close()
+
+    run(go(d))
+    (profile,) = user_data_dirs(d.proc.pid)
+    assert os.path.dirname(profile) == str(tmp_path)
+    chromium = descendants(d.proc.pid)
+    # SIGKILL: the daemon cannot clean up; its Chromium dies with it, the profile stays.
+    d.kill_if_running()
+    deadline = time.monotonic() + TIMEOUT
+    while any(alive(p) for p in chromium):
+        assert time.monotonic() < deadline, "Chromium outlived its daemon"
+        time.sleep(0.05)
+    assert os.path.isdir(profile)
+    socket_dir = os.path.dirname(os.readlink(os.path.join(profile, "SingletonSocket")))
+    assert os.path.dirname(socket_dir) == str(tmp_path) and os.path.isdir(socket_dir)
+    # A directory without Chromium's lock may belong to a daemon about to start one: kept.
+    unlocked = tmp_path / "bridged-chromium-unlocked"
+    unlocked.mkdir()
+
+    d2 = daemon_factory(env=env)
+    run(go(d2))
+    assert not os.path.exists(profile) and not os.path.exists(socket_dir)
+    assert unlocked.is_dir()
+    (current,) = user_data_dirs(d2.proc.pid)
+    assert os.path.isdir(current)
+    assert d2.stop(signal.SIGTERM, timeout=30) == 0
+    assert not os.path.exists(current)
+
+
+def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        a = await create(c, site + "/holding?id=a1")
+        await evaluate(c, a, "W1", f"location.href = '{site}/holding?id=a2'; 1")
+        await stack_is(c, a, "W1 W2")
+        b = await create(c, site + "/holding?id=b1")
+        deadline = time.monotonic() + TIMEOUT
+        while not {"a1", "a2", "b1"} <= _Pages.held:
+            assert time.monotonic() < deadline, _Pages.held
+            await asyncio.sleep(0.05)
+        assert not _Pages.released & {"a1", "a2", "b1"}
+
+        await c.request("session.close", {"session": a})
+        # Both of a's tabs (the top one and the one below it) are gone: their connections end.
+        deadline = time.monotonic() + TIMEOUT
+        while not {"a1", "a2"} <= _Pages.released:
+            assert time.monotonic() < deadline, f"tabs of a closed session still live: {_Pages.held - _Pages.released}"
+            await asyncio.sleep(0.05)
+        assert await c.error("webview.evaluate", {"session": a, "webview": "W1", "expression": "1"}) != ""
+        # The other session's tab is untouched.
+        assert await evaluate(c, b, "W1", "document.querySelector('p').textContent") == "b1"
+        assert "b1" not in _Pages.released
+        await c.close()
+
+    run(go())
+
+
+def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/meta")
+        await stack_is(c, s, "W1 W2")
+        top = (await c.request("session.get", {"session": s}))["stack"][-1]
+        assert top["url"] == site + "/refreshed"
+        await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /refreshed'")
+        assert await evaluate(c, s, "W1", "document.title") == "meta", "W1 stays on the refreshing page"
+
+        g = await create(c, site + "/getform")
+        await wait_until(c, g, "W1", "window.alive === 'yes'")
+        await c.request("webview.click", {"session": g, "webview": "W1", "selector": "#go"})
+        await stack_is(c, g, "W1 W2")
+        await wait_until(c, g, "W2", "document.getElementById('echo')?.textContent === 'GET /search?q=x+y'")
+        assert await evaluate(c, g, "W1", "window.alive") == "yes", "the form's page was never left"
+        await c.close()
+
+    run(go())
+
+
+def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
+        # Later, not in the evaluation itself: the traversal ends the document it runs in.
+        await evaluate(c, s, "W2", "setTimeout(() => history.back(), 0); 1")
+        await stack_is(c, s, "W1")
+        assert await evaluate(c, s, "W1", "window.alive") == "yes"
+        await c.close()
+
+    run(go())
+
+
+CENTER_PIXEL = """new Promise((resolve, reject) => {
+  const img = new Image();
+  img.onload = () => {
+    const canvas = document.createElement("canvas");
+    canvas.width = img.width; canvas.height = img.height;
+    const g = canvas.getContext("2d");
+    g.drawImage(img, 0, 0);
+    resolve([img.width, img.height, ...Array.from(g.getImageData(img.width >> 1, img.height >> 1, 1, 1).data.slice(0, 3))]);
+  };
+  img.onerror = () => reject(new Error("not an image"));
+  img.src = "data:image/jpeg;base64,%s";
+})"""
+
+
+def test_after_a_back_swap_the_foreground_shows_the_placeholders_image(daemon_factory, site):
+    # The fallback timer is long: the foreground stays until the page reports its render.
+    d = daemon_factory("--foreground-timeout-ms", "60000")
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/pwa")
+        await wait_until(c, s, "W1", "document.readyState === 'complete' && !!window.Astro")
+        await evaluate(c, s, "W1", "window.next(); 1")
+        await stack_is(c, s, "P1 W1")
+        await c.next_event("foreground.removed", TIMEOUT, where=lambda p: p["session"] == s and p["reason"] == "rendered")
+        snap = (await c.request("placeholder.snapshot", {"session": s, "placeholder": "P1"}))["data"]
+
+        async def center(data):
+            return await evaluate(c, s, "W1", CENTER_PIXEL % data)
+
+        w, h, r, g, b = await center(snap)
+        assert (w, h) == (390, 844) and r > 200 and g < 60 and b < 60, "the snapshot is the red page"
+        await wait_until(c, s, "W1", "!document.getElementById('__bridged_foreground')")
+        _, _, r, g, b = await center((await c.request("session.screenshot", {"session": s}))["data"])
+        assert b > 200 and r < 60, "the page itself is blue now"
+
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+        await c.next_event("foreground.shown", TIMEOUT, where=lambda p: p["session"] == s and p["kind"] == "placeholder")
+        await wait_until(c, s, "W1", "window.pops === 1 && !!document.getElementById('__bridged_foreground')")
+        image = await evaluate(c, s, "W1", "document.getElementById('__bridged_foreground').style.backgroundImage")
+        assert snap in image, "the overlay carries the placeholder's snapshot"
+        # What the user sees: the snapshot (red), not the page under it (still blue).
+        _, _, r, g, b = await center((await c.request("session.screenshot", {"session": s}))["data"])
+        assert r > 200 and b < 60, (r, g, b)
+        # The page reports its render: the foreground goes, the page shows.
+        await evaluate(c, s, "W1", "Astro.jsRpcMethod('pwa-rendered', [])(); 1")
+        await c.next_event("foreground.removed", TIMEOUT, where=lambda p: p["session"] == s and p["reason"] == "rendered")
+        await wait_until(c, s, "W1", "!document.getElementById('__bridged_foreground')")
+        _, _, r, g, b = await center((await c.request("session.screenshot", {"session": s}))["data"])
+        assert b > 200 and r < 60, (r, g, b)
+        await c.close()
+
+    run(go())
+
+
+def test_the_snapshot_budget_drops_the_oldest_at_its_limit(daemon_factory, site):
+    async def three_snapshots(d):
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/pwa")
+        await wait_until(c, s, "W1", "document.readyState === 'complete' && !!window.Astro")
+        for n, stack in [(1, "P1 W1"), (2, "P1 P2 W1"), (3, "P1 P2 P3 W1")]:
+            await evaluate(c, s, "W1", "window.next(); 1")
+            await stack_is(c, s, stack)
+            await wait_until(c, s, "W1", f"window.views === {n} && !document.getElementById('__bridged_foreground')")
+        sizes = {}
+        for p in ["P1", "P2", "P3"]:
+            reply = await c.call("placeholder.snapshot", {"session": s, "placeholder": p})
+            if "result" in reply:
+                sizes[p] = len(base64.b64decode(reply["result"]["data"]))
+            else:
+                assert reply["error"]["code"] == "browser-error", reply
+        await c.close()
+        return sizes
+
+    # The default budget (8 MiB) keeps all three; their sizes set the limits below.
+    sizes = run(three_snapshots(daemon_factory()))
+    assert set(sizes) == {"P1", "P2", "P3"}, sizes
+    # Exactly at the limit: the two newest fit, the oldest went.
+    at = sizes["P2"] + sizes["P3"]
+    assert run(three_snapshots(daemon_factory("--max-snapshot-bytes", str(at)))) == {"P2": sizes["P2"], "P3": sizes["P3"]}
+    # One byte under it: only the newest.
+    assert run(three_snapshots(daemon_factory("--max-snapshot-bytes", str(at - 1)))) == {"P3": sizes["P3"]}
+    # No budget: none kept, and the flag is checked.
+    assert run(three_snapshots(daemon_factory("--max-snapshot-bytes", "0"))) == {}
+    from conftest import run_daemon_expect_exit
+    code, _, err = run_daemon_expect_exit("--port", "0", "--max-snapshot-bytes=-1")
+    assert code != 0 and "--max-snapshot-bytes" in err
+
+
+def test_viewport_and_user_agent_suffix_take_effect(daemon_factory, site):
+    d = daemon_factory("--viewport", "360x640", "--user-agent-suffix", "X/2")
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        assert await evaluate(c, s, "W1", "[innerWidth, innerHeight]") == [360, 640]
+        ua = await evaluate(c, s, "W1", "navigator.userAgent")
+        assert ua.endswith(" X/2") and "Astro App" not in ua and "Headless" not in ua, ua
+        # A web view stacked later is dressed the same way.
+        await evaluate(c, s, "W1", f"location.href = '{site}/form?next'; 1")
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "window.alive === 'yes'")
+        assert await evaluate(c, s, "W2", "[innerWidth, innerHeight, navigator.userAgent.endsWith(' X/2')]") == [360, 640, True]
+        await c.close()
+
+    run(go())
 
 
 def test_without_chromium_the_error_is_clear_and_plain_sessions_work(daemon_factory):
