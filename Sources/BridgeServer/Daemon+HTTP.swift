@@ -4,16 +4,8 @@ import BridgeProtocol
 extension Daemon {
     public func transportHTTP(method: String, path: String, query: String) -> HTTPResponse? {
         switch path {
-        case "/healthz":
-            var w = JSONWriter(capacity: 128)
-            w.beginObject()
-            w.key("ok"); w.bool(true)
-            w.key("version"); w.string(configuration.bridge.version)
-            w.key("sessions"); w.int(Int64(bridge.sessionCount))
-            w.key("connections"); w.int(Int64(bridge.clientCount))
-            w.key("uptimeMs"); w.int((now - startedAt) / 1000)
-            w.endObject()
-            return HTTPResponse(status: 200, contentType: "application/json", body: w.bytes)
+        case "/healthz", "/readyz":
+            return healthResponse(path: path)
         case "/metrics":
             return metricsResponse()
         case "/api/sessions":

@@ -60,6 +60,8 @@ public final class Daemon: TransportDelegate {
     @exclusivity(unchecked) var effectBuffer: [BridgeEffect] = []
     var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
+    /// Set by SIGTERM (`beginDraining`, Daemon+Health.swift).
+    var draining = false
     lazy var metrics: DaemonMetrics? = configuration.metricsEnabled ? DaemonMetrics() : nil
     /// The random words the Bridge draws, kept only while recording (`Daemon+Record.swift`).
     let randomTape = RandomTape()

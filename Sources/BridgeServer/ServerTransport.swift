@@ -11,6 +11,8 @@ public protocol ServerTransport: AnyObject {
     var port: Int { get }
     /// The clock of the timers, in microseconds (monotonic).
     var monotonicMicroseconds: Int64 { get }
+    /// True once `remote.stop()` began the shutdown (draining connections with 1001).
+    var stopping: Bool { get }
     /// Open WebSocket connections.
     var connectionCount: Int { get }
     /// What the transport counted (frames, closes, overflows) for the metrics.

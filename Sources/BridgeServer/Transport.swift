@@ -63,7 +63,7 @@ public final class Transport {
     var keyedOutOfOrder: [TimerKey: TimerHandle] = [:]
     var keyedQueueTimer: TimerHandle?
     var keyedQueueTimerAt: Int64 = .max
-    var stopping = false
+    public internal(set) var stopping = false
     var destroying = false
     var ran = false
     var shutdownDeadline: Int64 = .max
@@ -280,7 +280,9 @@ public final class Transport {
             case .withTransport(let body): body(self)
             }
         }
-        if stop { beginShutdown() }
+        // A stop requested by the work itself (a drain of 0 ms) counts now: its wake-up may be
+        // consumed by this very round.
+        if stop || (!work.isEmpty && remote.isStopRequested) { beginShutdown() }
     }
 
     // MARK: - Sending

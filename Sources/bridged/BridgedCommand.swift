@@ -17,6 +17,7 @@ struct BridgedCommand: ParsableCommand {
             ReplayCommand.self,
             DiagramCommand.self,
             CheckCommand.self,
+            SessionsCommand.self,
         ],
         defaultSubcommand: ServeCommand.self
     )

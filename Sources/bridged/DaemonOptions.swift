@@ -91,6 +91,12 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("shutdown-timeout-ms"), help: "How long SIGINT/SIGTERM waits for clients to get their 1001 close.")
     var shutdownTimeoutMs: Int = 2000
 
+    @Option(help: ArgumentHelp("Name of this daemon in a farm behind a proxy: session ids become s-NAME-RANDOM ([a-z0-9], 1 to 16 characters).", valueName: "name"))
+    var instance: String?
+
+    @Option(name: .customLong("drain-ms"), help: "On SIGTERM, how long /healthz and /readyz answer 503 (a proxy stops sending new sessions) before every connection is closed; 0 closes at once. SIGINT never drains.")
+    var drainMs: Int = 1000
+
     @Option(help: ArgumentHelp("Chromium for browser sessions: a name on PATH or a path (Debian package 'chromium').", valueName: "path"))
     var chromium: String = "chromium"
 
@@ -128,6 +134,11 @@ struct DaemonOptions: ParsableArguments {
         try check(BrowserOptions.parseViewport(viewport) != nil,
                   "--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
         try check(maxSnapshotBytes >= 0, "--max-snapshot-bytes must be at least 0 (got \(maxSnapshotBytes))")
+        if let instance {
+            try check(BridgeConfiguration.isValidInstance(instance),
+                      "--instance '\(instance)' must be 1 to 16 characters from a-z and 0-9 (session ids become s-NAME-RANDOM)")
+        }
+        try check((0...600_000).contains(drainMs), "--drain-ms must be between 0 and 600000 (got \(drainMs))")
         if let config {
             var st = stat()
             guard stat(config, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG && access(config, R_OK) == 0 else {
@@ -205,6 +216,7 @@ extension DaemonOptions {
         bridge.maxSessionBytes = maxSessionBytes
         bridge.controllerOrigins = allowControllerOrigin
         bridge.trace = logLevel <= .debug
+        bridge.instance = instance
         bridge.countStats = metrics
         var daemon = DaemonConfiguration(transport: transportConfiguration, bridge: bridge)
         daemon.metricsEnabled = metrics

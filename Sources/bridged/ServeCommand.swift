@@ -46,10 +46,10 @@ struct ServeCommand: ParsableCommand {
         daemon.onStart = { port in
             Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
         }
-        let signals = SignalHandlers(signals: [SIGINT, SIGTERM]) { [remote = daemon.remote] in
-            remote.stop()
-        }
-        try withExtendedLifetime(signals) {
+        // SIGINT stops at once; SIGTERM drains first (--drain-ms; a second SIGTERM stops at once).
+        let interrupt = SignalHandlers(signals: [SIGINT]) { [remote = daemon.remote] in remote.stop() }
+        let terminate = SignalHandlers(signals: [SIGTERM]) { [remote = daemon.remote, ms = options.drainMs] in remote.drain(milliseconds: ms) }
+        try withExtendedLifetime((interrupt, terminate)) {
             try daemon.run()
         }
         logger.info("bye")

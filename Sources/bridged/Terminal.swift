@@ -25,14 +25,20 @@ enum Stdout {
 final class SignalHandlers {
     private let sources: [DispatchSourceSignal]
 
+    /// Returns once every source is armed: a source registers asynchronously, and a signal that
+    /// came before (say, right after the daemon printed its `listening on` line on a busy
+    /// machine) would be lost to SIG_IGN.
     init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
+        let armed = DispatchSemaphore(value: 0)
         sources = signals.map { sig in
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler(handler: handler)
+            source.setRegistrationHandler { armed.signal() }
             source.resume()
             return source
         }
+        for _ in signals { _ = armed.wait(timeout: .now() + .seconds(10)) }
     }
 
     deinit { sources.forEach { $0.cancel() } }

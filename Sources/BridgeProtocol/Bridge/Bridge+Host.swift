@@ -110,7 +110,7 @@ extension Bridge {
     /// The methods a browser answers: checked here, carried out by the host.
     mutating func hostRequest(_ client: ClientID, id: Int64, method: String, _ p: Params) throws(ProtocolError) {
         let sid = try p.session()
-        guard sessions.contains(sid) else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        guard sessions.contains(sid) else { throw unknownSession(sid) }
         guard browserSessions.contains(sid) else {
             throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method) needs a session created with {\"browser\": true}")
         }

@@ -202,7 +202,7 @@ extension Bridge {
                 let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
                     try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
                 }
-                if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+                if found == nil { throw unknownSession(sid) }
             } catch {
                 sendError(client, id: id, error)
             }

@@ -61,6 +61,15 @@ public struct BridgeConfiguration: Sendable, Equatable {
     public var trace: Bool = false
     /// Count requests, errors, navigations, … for the daemon's metrics (BridgeStats).
     public var countStats: Bool = true
+    /// `--instance NAME`: every session id reads `s-NAME-RANDOM`, so that a proxy in front of
+    /// several daemons routes a session's connections by the name inside its id. nil: `s-RANDOM`.
+    public var instance: String? = nil
+
+    /// What `--instance` accepts: 1 to 16 of `a-z` and `0-9`.
+    public static func isValidInstance(_ name: String) -> Bool {
+        let bytes = name.utf8
+        return (1...16).contains(bytes.count) && bytes.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) }
+    }
 
     public init(
         engine: EngineConfiguration = EngineConfiguration(),

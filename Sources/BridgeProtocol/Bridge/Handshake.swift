@@ -40,7 +40,7 @@ extension Bridge {
         let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
             try b.claim(client, id: id, &s, webviewText: webviewText, token: token, url: url, history: history, now: now)
         }
-        if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        if found == nil { throw unknownSession(sid) }
     }
 
     /// A page's `hello` for an existing web view: the newest claim wins.
@@ -131,10 +131,12 @@ extension Bridge {
         let info = ControllerInfo(name: "c\(number)", number: number, handles: handles)
         clients[client]?.role = .controller(info)
         let version = configuration.version
+        let instance = configuration.instance
         sendResult(client, id: id) { out in
             out.key("protocol"); out.int(1)
             out.key("controller"); out.string(info.name)
             out.key("version"); out.string(version)
+            if let instance { out.key("instance"); out.string(instance) }
         }
     }
 }

@@ -59,7 +59,7 @@ extension Bridge {
             }
         case .close:
             let sid = try p.session()
-            guard sessions.contains(sid) else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+            guard sessions.contains(sid) else { throw unknownSession(sid) }
             sendResult(client, id: id) { _ in }
             closeSession(sid, reason: "closed", now: now)
         case .subscribe:
@@ -68,7 +68,7 @@ extension Bridge {
             let filter = EventFilter(names: events.map(Set.init))
             if let sid {
                 let found: Void? = withSession(sid) { b, s in b.subscribe(client, to: &s, filter: filter, now: now) }
-                if found == nil { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+                if found == nil { throw unknownSession(sid) }
             } else if let i = allSubscribers.firstIndex(where: { $0.client == client }) {
                 allSubscribers[i].filter = filter
             } else {
@@ -93,7 +93,7 @@ extension Bridge {
     /// `withSession` for the session named by the request's `session` param.
     mutating func withExistingSession<R>(_ p: Params, _ body: (inout Self, inout Session) throws(ProtocolError) -> R) throws(ProtocolError) -> R {
         let sid = try p.session()
-        guard let r = try withSession(sid, body) else { throw ProtocolError(.unknownSession, "no session \"\(sid)\"") }
+        guard let r = try withSession(sid, body) else { throw unknownSession(sid) }
         return r
     }
 
@@ -106,7 +106,7 @@ extension Bridge {
             throw ProtocolError(.limitExceeded, "the daemon holds \(sessions.count) sessions, the most --max-sessions allows")
         }
         var sid: String
-        repeat { sid = "s-" + randomHex(bytes: 8) } while sessions.contains(sid)
+        repeat { sid = sessionIDPrefix + randomHex(bytes: 8) } while sessions.contains(sid)
         let serial = nextSessionSerial
         nextSessionSerial += 1
         var s = Session(id: sid, serial: serial, engine: SessionEngine(configuration: configuration.engine))

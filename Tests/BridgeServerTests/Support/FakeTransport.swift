@@ -13,6 +13,7 @@ final class FakeTransport: ServerTransport {
     /// Strong (unlike the real transport's): a test may keep only the fake.
     var delegate: TransportDelegate?
     var port = 0
+    var stopping = false
     var monotonicMicroseconds: Int64 = 1_000_000
     let remote = TransportRemote()
     var counters = TransportCounters()
