@@ -62,8 +62,9 @@ bench: bench-build
 # from BridgeProtocol's sources and the targets (one module, so internals are reachable), run as
 #   fuzz-json      the JSON parser: round trip, stable output, depth limits, error offsets
 #   fuzz-envelope  the request fast path against the general parser: same verdict, same values
-#   fuzz-bridge    the whole Bridge state machine: one reply per request, refused requests change
-#                  nothing, nothing sent after a close, bounded sessions and stacks
+#   fuzz-bridge    the whole Bridge state machine: one reply per request, a refused frame leaves
+#                  the whole Bridge equal to a copy taken before it, nothing sent after a close,
+#                  bounded sessions and stacks, every session within --max-session-bytes
 # Seeds are in Fuzz/corpus/NAME (kept small); what a run finds goes to .build-fuzz/corpus/NAME,
 # and a failing input to .build-fuzz/artifacts/NAME-crash-… (replay: .build-fuzz/fuzz-NAME FILE).
 # FUZZ_SECONDS per target (default 60). Measured on the 2-core VM: the build takes 1.3 min of CPU
