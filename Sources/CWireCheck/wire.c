@@ -49,11 +49,34 @@ long bridged_wire_scan_head(bridged_wire_state_t *s, const uint8_t *buf, size_t 
     return (long)n;
 }
 
-long bridged_wire_scan_frames(bridged_wire_state_t *s, const uint8_t *buf, size_t n) {
+static inline __attribute__((always_inline)) long scan_frames(bridged_wire_state_t *s, const uint8_t *buf,
+                                                              size_t n) {
     uint8_t have = s->have, need = s->need;
     uint64_t rem = s->remaining;
     size_t i = 0, start = 0; /* start: where the current frame began in buf (0: earlier) */
     while (i < n) {
+        if (have == 0 && rem == 0 && n - i >= 14) {
+            /* Fast path: a whole header (at most 14 bytes) is in the buffer. */
+            uint8_t b1 = buf[i + 1];
+            if (!(b1 & 0x80)) {
+                s->phase = BRIDGED_WIRE_FAILED;
+                s->remaining = 0;
+                return (long)i;
+            }
+            uint8_t len7 = b1 & 0x7f;
+            uint64_t len = len7;
+            size_t header = 6;
+            if (len7 == 126) {
+                len = (uint64_t)buf[i + 2] << 8 | buf[i + 3];
+                header = 8;
+            } else if (len7 == 127) {
+                len = 0;
+                for (int k = 2; k < 10; k++) len = len << 8 | buf[i + k];
+                header = 14;
+            }
+            i += header;
+            rem = len; /* the payload: skipped below */
+        }
         if (have == 0) {
             if (rem) { /* payload: skipped by count */
                 size_t left = n - i;
@@ -93,6 +116,10 @@ long bridged_wire_scan_frames(bridged_wire_state_t *s, const uint8_t *buf, size_
     s->need = need;
     s->remaining = rem;
     return (long)n;
+}
+
+long bridged_wire_scan_frames(bridged_wire_state_t *s, const uint8_t *buf, size_t n) {
+    return scan_frames(s, buf, n);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -251,9 +278,14 @@ static ssize_t tracked(slot_t *sl, recv_fn r, int fd, uint8_t *buf, size_t len, 
     case BRIDGED_WIRE_FRAMES: {
         n = r(fd, buf, len, flags);
         if (n <= 0) return n;
-        long ok = bridged_wire_scan_frames(&s, buf, (size_t)n);
+        long ok = scan_frames(&s, buf, (size_t)n);
+        if (__builtin_expect(ok == n, 1)) {
+            STORE(sl->st.have, s.have);
+            STORE(sl->st.need, s.need);
+            STORE(sl->st.remaining, s.remaining);
+            return n;
+        }
         store_state(sl, &s);
-        if (ok == n) return n;
         bridged_wire_fail_fn hook = __atomic_load_n(&fail_hook, __ATOMIC_ACQUIRE);
         if (hook) hook(LOAD(sl->owner), LOAD(sl->id));
         /* Only the frames before the unmasked one reach libwebsockets. */
@@ -322,22 +354,33 @@ static int syscall_close(int fd) { return (int)syscall(SYS_close, fd); }
 
 static close_fn real_close_fn;
 
-int close(int fd) {
+static close_fn real_close(void) {
     close_fn f = __atomic_load_n(&real_close_fn, __ATOMIC_ACQUIRE);
-    if (__builtin_expect(f == NULL, 0)) {
-        static __thread int resolving;
-        if (resolving) return syscall_close(fd);
-        resolving = 1;
-        if (__interceptor_close) {
-            f = __interceptor_close;
-        } else {
-            f = (close_fn)dlsym(RTLD_NEXT, "close");
-            if (!f) f = syscall_close;
-        }
-        resolving = 0;
-        __atomic_store_n(&real_close_fn, f, __ATOMIC_RELEASE);
+    if (__builtin_expect(f != NULL, 1)) return f;
+    static __thread int resolving;
+    if (resolving) return syscall_close; /* in case dlsym closes something itself */
+    resolving = 1;
+    if (__interceptor_close) {
+        f = __interceptor_close;
+    } else {
+        f = (close_fn)dlsym(RTLD_NEXT, "close");
+        if (!f) f = syscall_close;
     }
+    resolving = 0;
+    __atomic_store_n(&real_close_fn, f, __ATOMIC_RELEASE);
+    return f;
+}
+
+int close(int fd) {
+    close_fn f = real_close();
     if ((unsigned)fd < SLOTS && LOAD(slots[fd].st.phase) != BRIDGED_WIRE_UNTRACKED)
         STORE(slots[fd].st.phase, BRIDGED_WIRE_UNTRACKED);
     return f(fd);
+}
+
+/* Resolved at load, so that a child between fork and exec (which may only call async-signal-safe
+ * functions) never reaches dlsym through these. */
+__attribute__((constructor)) static void resolve_at_load(void) {
+    (void)real_recv();
+    (void)real_close();
 }
