@@ -3,184 +3,17 @@ run unmodified. Real Chromium (the Debian package `chromium`), driven only over 
 protocol."""
 import asyncio
 import base64
-import http.server
 import os
 import signal
-import threading
 import time
-import urllib.parse
 
 import pytest
 
 from bridgeclient import controller, ids
+from browser_sessions_support import (  # noqa: F401 (site is a fixture)
+    DEMO, TIMEOUT, Pages, alive, create, descendants, evaluate, run, site, stack_is, wait_until,
+)
 from conftest import http_request
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEMO = os.path.join(REPO, "js-client", "demo")
-TIMEOUT = 30
-
-
-def run(coro):
-    return asyncio.run(coro)
-
-
-class _Pages(http.server.BaseHTTPRequestHandler):
-    """A site of its own (another loopback origin): a form page and an echo of what was sent."""
-
-    FORM = b"""<!doctype html><meta name="viewport" content="width=device-width">
-<title>form</title>
-<input id="q" value="">
-<form id="f" method="post" action="/echo"><input name="name" value="a b&c"><button id="go">go</button></form>
-<a id="tt" href="tt://settings">settings</a>
-<a id="hash" href="#here">here</a>
-<script>window.alive = "yes";</script>"""
-
-    META = b"""<!doctype html><title>meta</title><meta http-equiv="refresh" content="0;url=/refreshed">"""
-
-    GET_FORM = b"""<!doctype html><title>get form</title>
-<form method="get" action="/search"><input name="q" value="x y"><button id="go">go</button></form>
-<script>window.alive = "yes";</script>"""
-
-    # Red, then blue, green, yellow, one PWA navigation each; a POP repaints nothing and reports
-    # nothing.
-    PWA = b"""<!doctype html><meta name="viewport" content="width=device-width"><title>pwa</title>
-<style>html,body{margin:0;height:100%;background:#f00}</style>
-<script>
-window.views = 0;
-window.next = async () => {
-  await Astro.jsRpcMethod("pwa-navigate", [])();
-  views++;
-  history.pushState({}, "", "?view=" + views);
-  document.body.style.background = ["#f00", "#00f", "#0f0", "#ff0"][views % 4];
-  Astro.jsRpcMethod("pwa-rendered", [])();
-};
-window.pops = 0;
-addEventListener("popstate", () => { window.pops++; });
-</script><body></body>"""
-
-    # Pages that hold a connection open while they live (an event stream): its end shows the
-    # tab is gone.
-    held = set()
-    released = set()
-
-    def log_message(self, *args):
-        pass
-
-    def _hold(self, key):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        _Pages.held.add(key)
-        try:
-            while True:
-                self.wfile.write(b"data: x\n\n")
-                self.wfile.flush()
-                time.sleep(0.2)
-        except OSError:
-            pass
-        _Pages.released.add(key)
-
-    def _send(self, body, status=200):
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-        if self.path.startswith("/form"):
-            self._send(self.FORM)
-        elif self.path.startswith("/meta"):
-            self._send(self.META)
-        elif self.path.startswith("/getform"):
-            self._send(self.GET_FORM)
-        elif self.path.startswith("/pwa"):
-            self._send(self.PWA)
-        elif self.path.startswith("/holding"):
-            key = query["id"][0]
-            self._send(f"<p>{key}</p><script>new EventSource('/hold?id={key}')</script>".encode())
-        elif self.path.startswith("/hold"):
-            self._hold(query["id"][0])
-        else:
-            body = f"<pre id='echo'>GET {self.path}</pre>".encode()
-            self._send(body)
-
-    def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(length).decode()
-        ctype = self.headers.get("Content-Type", "")
-        self._send(f"<pre id='echo'>POST {self.path} {ctype} {data}</pre>".encode())
-
-
-@pytest.fixture
-def site():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def descendants(pid):
-    """Live (non-zombie) processes below `pid`, from /proc."""
-    children = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        children.setdefault(int(fields[1]), []).append((int(name), fields[0]))
-    out, todo = [], [pid]
-    while todo:
-        for child, state in children.get(todo.pop(), []):
-            if state != "Z":
-                out.append(child)
-            todo.append(child)
-    return out
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
-
-
-async def wait_until(c, session, webview, expression, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = await c.call("webview.evaluate", {"session": session, "webview": webview, "expression": expression})
-        if last.get("result", {}).get("value") is True:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {expression!r} in {webview}: {last}")
-
-
-async def evaluate(c, session, webview, expression):
-    return (await c.request("webview.evaluate", {"session": session, "webview": webview, "expression": expression}))["value"]
-
-
-async def stack_is(c, session, expected, timeout=TIMEOUT):
-    await c.next_event("stack.changed", timeout, where=lambda p: p["session"] == session and ids(p["stack"]) == expected)
-    got = await c.request("session.get", {"session": session})
-    assert ids(got["stack"]) == expected
-
-
-async def create(c, url):
-    result = await c.request("session.create", {"url": url, "browser": True}, timeout=60)
-    s = result["session"]
-    await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W1")
-    return s
 
 
 def test_astro_page_walks_the_seed_scenario_unmodified(daemon_factory):
@@ -436,21 +269,21 @@ def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site):
         await stack_is(c, a, "W1 W2")
         b = await create(c, site + "/holding?id=b1")
         deadline = time.monotonic() + TIMEOUT
-        while not {"a1", "a2", "b1"} <= _Pages.held:
-            assert time.monotonic() < deadline, _Pages.held
+        while not {"a1", "a2", "b1"} <= Pages.held:
+            assert time.monotonic() < deadline, Pages.held
             await asyncio.sleep(0.05)
-        assert not _Pages.released & {"a1", "a2", "b1"}
+        assert not Pages.released & {"a1", "a2", "b1"}
 
         await c.request("session.close", {"session": a})
         # Both of a's tabs (the top one and the one below it) are gone: their connections end.
         deadline = time.monotonic() + TIMEOUT
-        while not {"a1", "a2"} <= _Pages.released:
-            assert time.monotonic() < deadline, f"tabs of a closed session still live: {_Pages.held - _Pages.released}"
+        while not {"a1", "a2"} <= Pages.released:
+            assert time.monotonic() < deadline, f"tabs of a closed session still live: {Pages.held - Pages.released}"
             await asyncio.sleep(0.05)
         assert await c.error("webview.evaluate", {"session": a, "webview": "W1", "expression": "1"}) != ""
         # The other session's tab is untouched.
         assert await evaluate(c, b, "W1", "document.querySelector('p').textContent") == "b1"
-        assert "b1" not in _Pages.released
+        assert "b1" not in Pages.released
         await c.close()
 
     run(go())
