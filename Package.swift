@@ -24,6 +24,8 @@ let package = Package(
             pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev"])]
         ),
+        // RFC 6455 masking and request-head size checks lws 4.1.6 lacks, on the bytes it reads: a `recv` interposer (C).
+        .target(name: "CWireCheck"),
         // Pure Swift: the stacking engine, the protocol state machine, the JSON codec, the router.
         // No I/O, no threads, no lws.
         .target(name: "BridgeProtocol"),
@@ -43,6 +45,7 @@ let package = Package(
             name: "BridgeServer",
             dependencies: [
                 "CWebsockets",
+                "CWireCheck",
                 "BridgeProtocol",
                 "BridgeConfig",
                 "BridgeBrowser",
@@ -93,6 +96,7 @@ let package = Package(
             dependencies: [
                 "BridgeServer",
                 "CWebsockets",
+                "CWireCheck",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

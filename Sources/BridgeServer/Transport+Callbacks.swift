@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CWebsockets
+import CWireCheck
 import Logging
 
 extension Transport {
@@ -92,7 +93,10 @@ extension Transport {
     /// closed at once (no handshake, no allocation), which also keeps the listener from ever
     /// reaching EMFILE, where lws would spin on `accept`. Logged once per 10 s with a count.
     func admit(fd: Int) -> Int32 {
-        guard fd >= descriptorCap else { return 0 }
+        guard fd >= descriptorCap else {
+            bridged_wire_track(Int32(truncatingIfNeeded: fd))
+            return 0
+        }
         refusedSinceLog += 1
         let now = monotonicMicroseconds
         if now - lastCapLog >= 10_000_000 {
@@ -194,6 +198,7 @@ extension Transport {
         user.storeBytes(of: id, as: UInt64.self)
         let conn = Connection(id: id, wsi: wsi)
         connections[id] = conn
+        bridged_wire_established(wireDescriptor(wsi), Unmanaged.passUnretained(self).toOpaque(), id)
         let peer = peerAddress(wsi)
         let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peerAddress: peer,
                                   isLoopbackPeer: HostPolicy.isLoopbackAddress(peer), query: query(wsi))

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import CWebsockets
+import CWireCheck
 import Logging
 
 func closeDescriptor(_ fd: Int32) { _ = close(fd) }
@@ -69,6 +70,8 @@ extension Transport {
             }
             return self.route(wsi, path: target.path, head: head)
         }
+        // The next request head on this connection starts after the body.
+        bridged_wire_http_request(wireDescriptor(wsi), Int64(bodyLength))
         if bodyLength > 0 {
             httpAwaitingBody[wsi] = answer  // LWS_CALLBACK_HTTP_BODY_COMPLETION answers
             return 0

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import BridgeProtocol
 import CWebsockets
+import CWireCheck
 import Logging
 
 /// The libwebsockets transport: one port serving the WebSocket endpoint `/bridge`, `/healthz`
@@ -185,9 +186,10 @@ public final class Transport {
         info.gid = -1
         info.uid = -1
         info.retry_and_idle_policy = UnsafePointer(retryPolicy)
-        // Room for headers up to 8 KiB, so that those over maxRequestHeadBytes get a 431
-        // instead of lws dropping the connection.
-        info.max_http_header_data = 8192
+        // Room for heads up to 8 KiB, so that those over maxRequestHeadBytes get a 431 from us;
+        // longer ones are answered 431 before lws parses them (Transport+Wire.swift).
+        info.max_http_header_data = UInt16(BRIDGED_WIRE_MAX_HEAD)
+        _ = Transport.wireHookInstalled
         info.user = Unmanaged.passUnretained(self).toOpaque()
         timerNode.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         var options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
@@ -394,6 +396,7 @@ public final class Transport {
         bytes.withUnsafeBytes { payload.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
         _ = bridged_lws_write(conn.wsi, payload.assumingMemoryBound(to: UInt8.self), bytes.count, bridged_write_close())
         conn.closeSent = true
+        if conn.wireFailed { bridged_wire_closing(wireDescriptor(conn.wsi)) }
         counters.noteClose(code)
         conn.discardInput = true
         bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
@@ -404,6 +407,7 @@ public final class Transport {
     func writeable(_ conn: Connection) -> Int32 {
         conn.writableRequested = false
         if conn.closeSent { return 0 }
+        if conn.wireFailed && !conn.discardInput { failForUnmaskedFrame(conn) }
         if conn.headOffset == 0, let first = conn.queue.first, first.count <= Transport.chunkSize - 4 {
             return writeBatch(conn)
         }

@@ -61,6 +61,8 @@ final class Connection {
     @exclusivity(unchecked) var closeRequest: (code: UInt16, reason: String)?
     /// Input is read and dropped (we are closing).
     @exclusivity(unchecked) var discardInput = false
+    /// An unmasked frame arrived (see Transport+Wire.swift): close with 1002.
+    @exclusivity(unchecked) var wireFailed = false
     /// Our close frame is out; waiting for the peer's.
     @exclusivity(unchecked) var closeSent = false
     /// Since when the bytes waiting behind the message in flight exceed the send-queue limit

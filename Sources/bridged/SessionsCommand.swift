@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeCheck
 import BridgeProtocol
 
 #if canImport(Glibc)
@@ -118,18 +119,6 @@ struct SessionsCommand: ParsableCommand {
             let mode = item["mode"]?.stringValue == "pwa" ? "(*P)" : "(*C)"
             return id + mode + (item["connected"]?.boolValue == false ? "~" : "")
         }.joined(separator: " ")
-    }
-}
-
-enum Stderr {
-    static func writeLine(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { return }
-            offset += n
-        }
     }
 }
 
@@ -373,21 +362,7 @@ final class FarmSocket {
     }
 
     func sendFrame(opcode: UInt8, _ payload: [UInt8]) throws(FarmError) {
-        var frame: [UInt8] = [0x80 | opcode]
-        let n = payload.count
-        if n < 126 {
-            frame.append(0x80 | UInt8(n))
-        } else if n < 65536 {
-            frame.append(0x80 | 126); frame.append(UInt8(n >> 8)); frame.append(UInt8(n & 0xFF))
-        } else {
-            frame.append(0x80 | 127)
-            for shift in stride(from: 56, through: 0, by: -8) { frame.append(UInt8((n >> shift) & 0xFF)) }
-        }
-        var rng = SystemRandomNumberGenerator()
-        let mask = (0..<4).map { _ in UInt8.random(in: 0...255, using: &rng) }
-        frame.append(contentsOf: mask)
-        for (i, b) in payload.enumerated() { frame.append(b ^ mask[i & 3]) }
-        try writeAll(frame)
+        try writeAll(WebSocketFrame.client(opcode: opcode, payload))
     }
 
     func sendText(_ payload: [UInt8]) throws(FarmError) { try sendFrame(opcode: 1, payload) }

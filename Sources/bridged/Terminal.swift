@@ -9,14 +9,21 @@ import Darwin
 /// Helpers shared by the subcommands: unbuffered stdout lines and signal handling.
 enum Stdout {
     /// Writes one line straight to fd 1 (unbuffered, so a reader of a pipe sees it at once).
-    static func writeLine(_ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(1, $0.baseAddress! + offset, $0.count - offset) }
-            if n <= 0 { return }
-            offset += n
-        }
+    static func writeLine(_ line: String) { writeWholeLine(line, to: 1) }
+}
+
+enum Stderr {
+    /// Writes one line straight to fd 2.
+    static func writeLine(_ line: String) { writeWholeLine(line, to: 2) }
+}
+
+private func writeWholeLine(_ line: String, to fd: Int32) {
+    let bytes = Array((line + "\n").utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if n <= 0 { return }
+        offset += n
     }
 }
 

@@ -278,3 +278,218 @@ def test_client_values_reach_the_log_escaped(daemon):
     s.close()
     assert wait_for_log(daemon, "refused WebSocket upgrade")
     assert "\x1b" not in daemon.stderr() and "\x07" not in daemon.stderr()
+
+
+# --- 8. wire conformance: unmasked frames, heads of any size ------------------------------------
+# libwebsockets accepts unmasked client frames and drops heads over its 8 KiB buffer without a
+# response; the daemon follows each connection's bytes itself (Sources/CWireCheck).
+
+from conftest import OP_PING, OP_TEXT  # noqa: E402
+
+MASK_KEY = b"\x37\xfa\x21\x3d"
+
+
+def frame(opcode: int, payload: bytes, fin: bool = True, masked: bool = True) -> bytes:
+    """A client frame; masked with a non-zero key (so an unmasked reading would be garbage)."""
+    n = len(payload)
+    head = bytes([(0x80 if fin else 0) | opcode])
+    bit = 0x80 if masked else 0
+    if n < 126:
+        head += bytes([bit | n])
+    elif n < 65536:
+        head += bytes([bit | 126]) + n.to_bytes(2, "big")
+    else:
+        head += bytes([bit | 127]) + n.to_bytes(8, "big")
+    if not masked:
+        return head + payload
+    return head + MASK_KEY + bytes(b ^ MASK_KEY[i % 4] for i, b in enumerate(payload))
+
+
+def ping_request(id_: int, padding: int = 0) -> bytes:
+    # Whitespace after the object is valid JSON: a way to make a request of any size.
+    return json.dumps({"id": id_, "method": "ping"}).encode() + b" " * padding
+
+
+def upgrade_request(d) -> bytes:
+    return request_bytes(d, "/bridge", headers=["Upgrade: websocket", "Connection: Upgrade",
+                                                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+                                                 "Sec-WebSocket-Version: 13"])
+
+
+def reply_id(ws) -> int:
+    return json.loads(ws.recv_message()[1])["id"]
+
+
+def assert_ends_after_close(ws):
+    """After the server's close frame: our answer, then the end of the stream."""
+    ws.sock.sendall(frame(OP_CLOSE, b"\x03\xe8"))
+    ws.sock.settimeout(15)
+    data = ws.buf
+    while True:
+        chunk = ws.sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    assert data == b"", data[:100]  # nothing after the close frame
+
+
+def test_an_unmasked_text_frame_gets_close_1002(daemon):
+    ws = RawWebSocket.to(daemon)
+    hello_page(ws)
+    ws.sock.sendall(frame(OP_TEXT, ping_request(2), masked=False))
+    assert ws.recv_close_code() == 1002
+    assert_ends_after_close(ws)
+    assert wait_for_log(daemon, "unmasked frame")
+    ws.close()
+
+
+def test_an_unmasked_ping_gets_close_1002(daemon):
+    ws = RawWebSocket.to(daemon)
+    ws.sock.sendall(frame(OP_PING, b"are you there", masked=False))
+    assert ws.recv_close_code() == 1002
+    assert_ends_after_close(ws)
+    ws.close()
+
+
+def test_an_unmasked_continuation_gets_1002_and_frames_before_it_are_answered(daemon):
+    ws = RawWebSocket.to(daemon)
+    hello_page(ws)
+    body = ping_request(7)
+    # One packet: a whole masked request, then a message whose second fragment is unmasked.
+    ws.sock.sendall(frame(OP_TEXT, ping_request(6)) + frame(OP_TEXT, body[:5], fin=False)
+                    + frame(0, body[5:], masked=False))
+    assert reply_id(ws) == 6
+    assert ws.recv_close_code() == 1002
+    ws.close()
+
+
+def test_frames_pipelined_behind_the_upgrade_are_answered(daemon):
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
+    hello = json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page",
+                                                              "url": "http://127.0.0.1/app/"}}).encode()
+    s.sendall(upgrade_request(daemon) + frame(OP_TEXT, hello) + frame(OP_TEXT, ping_request(2)))
+    ws = RawWebSocket.__new__(RawWebSocket)
+    ws.sock, ws.buf = s, b""
+    while b"\r\n\r\n" not in ws.buf:
+        ws.buf += s.recv(4096)
+    head, _, ws.buf = ws.buf.partition(b"\r\n\r\n")
+    assert status_of(head) == 101
+    assert reply_id(ws) == 1
+    assert reply_id(ws) == 2
+    ws.close()
+
+
+def test_an_unmasked_frame_pipelined_behind_the_upgrade_gets_1002(daemon):
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
+    s.sendall(upgrade_request(daemon) + frame(OP_TEXT, ping_request(1), masked=False))
+    ws = RawWebSocket.__new__(RawWebSocket)
+    ws.sock, ws.buf = s, b""
+    while b"\r\n\r\n" not in ws.buf:
+        ws.buf += s.recv(4096)
+    head, _, ws.buf = ws.buf.partition(b"\r\n\r\n")
+    assert status_of(head) == 101
+    assert ws.recv_close_code() == 1002
+    ws.close()
+
+
+def test_a_masked_client_keeps_working_across_any_read_boundaries(daemon_factory):
+    d = daemon_factory("--max-message-bytes", "200000")
+    ws = RawWebSocket.to(d)
+    ws.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    hello_page(ws)
+    rng = __import__("random").Random(11)
+    next_id = 10
+    # Payload lengths around each length encoding: 7-bit, 16-bit, 64-bit.
+    for padding in (0, 100, 200, 65_000, 65_600, 70_000):
+        for _ in range(3):
+            msg = ping_request(next_id, padding)
+            msg += b" " * max(0, {100: 125, 200: 126, 65_000: 65_535, 65_600: 65_536}.get(padding, 0) - len(msg))
+            frames = []
+            if rng.random() < 0.5:  # a fragmented message with a ping between its fragments
+                cut = rng.randrange(1, len(msg))
+                frames = [frame(OP_TEXT, msg[:cut], fin=False), frame(OP_PING, b"p" * rng.randrange(0, 126)),
+                          frame(0, msg[cut:])]
+            else:
+                frames = [frame(OP_TEXT, msg)]
+            data = b"".join(frames)
+            i = 0
+            while i < len(data):  # written in pieces of 1 byte to 3 KiB: the reads split anywhere
+                n = rng.choice((1, 2, 3, 5, 13, 700, 3000))
+                ws.sock.sendall(data[i:i + n])
+                i += n
+            assert reply_id(ws) == next_id
+            next_id += 1
+    ws.sock.sendall(frame(OP_CLOSE, b"\x03\xe8"))
+    assert ws.recv_close_code() == 1000
+    ws.close()
+
+
+def head_of(d, size: int, path: str, upgrade: bool) -> bytes:
+    """A request head of exactly `size` bytes (request line through the blank line)."""
+    extra = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+             "Sec-WebSocket-Version: 13"] if upgrade else []
+    base = request_bytes(d, path, headers=extra + ["User-Agent: "])
+    out = request_bytes(d, path, headers=extra + ["User-Agent: " + "a" * (size - len(base))])
+    assert len(out) == size
+    return out
+
+
+def response_until_complete_or_end(d, request: bytes) -> bytes:
+    s = socket.create_connection((d.connect_host, d.port), timeout=15)
+    try:
+        try:
+            s.sendall(request)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # refused before the whole head was written: the answer is still there
+        data = b""
+        while not complete(data):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return data
+    finally:
+        s.close()
+
+
+@pytest.mark.parametrize("size", [8193, 16384, 65536])
+@pytest.mark.parametrize("upgrade", [False, True])
+def test_heads_over_8_kib_get_a_complete_431(daemon, size, upgrade):
+    r = response_until_complete_or_end(daemon, head_of(daemon, size, "/bridge" if upgrade else "/healthz", upgrade))
+    assert status_of(r) == 431 and complete(r), r[:200]
+    assert b"Connection: close" in r
+
+
+@pytest.mark.parametrize("size", [5000, 8192])
+@pytest.mark.parametrize("upgrade", [False, True])
+def test_heads_between_4_and_8_kib_still_get_431(daemon, size, upgrade):
+    r = response_until_complete_or_end(daemon, head_of(daemon, size, "/bridge" if upgrade else "/healthz", upgrade))
+    assert status_of(r) == 431 and complete(r), r[:200]
+
+
+def test_a_head_just_under_4_kib_is_served(daemon):
+    r = response_until_complete_or_end(daemon, head_of(daemon, 4000, "/healthz", False))
+    assert status_of(r) == 200 and complete(r), r[:200]
+
+
+def test_every_head_on_a_kept_alive_connection_is_checked(daemon):
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=15)
+    # A request with a body (read and discarded), a normal one, then one over 8 KiB.
+    s.sendall(request_bytes(daemon, "/healthz", headers=["Content-Length: 3000"], body=b"b" * 3000))
+    data = b""
+    while not complete(data):
+        data += s.recv(65536)
+    assert status_of(data) == 200
+    s.sendall(request_bytes(daemon, "/healthz"))
+    data = b""
+    while not complete(data):
+        data += s.recv(65536)
+    assert status_of(data) == 200
+    s.sendall(head_of(daemon, 20000, "/healthz", False))
+    data = b""
+    while not complete(data):
+        chunk = s.recv(65536)
+        assert chunk, data
+        data += chunk
+    assert status_of(data) == 431
+    s.close()

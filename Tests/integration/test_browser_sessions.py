@@ -3,184 +3,18 @@ run unmodified. Real Chromium (the Debian package `chromium`), driven only over 
 protocol."""
 import asyncio
 import base64
-import http.server
 import os
 import signal
-import threading
 import time
-import urllib.parse
 
 import pytest
 
 from bridgeclient import controller, ids
+from browser_sessions_support import (  # noqa: F401 (site is a fixture)
+    DEMO, TIMEOUT, DevTools, Pages, alive, create, descendants, evaluate, run, site, stack_is, until, wait_until,
+    watched_chromium, watched_session,
+)
 from conftest import http_request
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEMO = os.path.join(REPO, "js-client", "demo")
-TIMEOUT = 30
-
-
-def run(coro):
-    return asyncio.run(coro)
-
-
-class _Pages(http.server.BaseHTTPRequestHandler):
-    """A site of its own (another loopback origin): a form page and an echo of what was sent."""
-
-    FORM = b"""<!doctype html><meta name="viewport" content="width=device-width">
-<title>form</title>
-<input id="q" value="">
-<form id="f" method="post" action="/echo"><input name="name" value="a b&c"><button id="go">go</button></form>
-<a id="tt" href="tt://settings">settings</a>
-<a id="hash" href="#here">here</a>
-<script>window.alive = "yes";</script>"""
-
-    META = b"""<!doctype html><title>meta</title><meta http-equiv="refresh" content="0;url=/refreshed">"""
-
-    GET_FORM = b"""<!doctype html><title>get form</title>
-<form method="get" action="/search"><input name="q" value="x y"><button id="go">go</button></form>
-<script>window.alive = "yes";</script>"""
-
-    # Red, then blue, green, yellow, one PWA navigation each; a POP repaints nothing and reports
-    # nothing.
-    PWA = b"""<!doctype html><meta name="viewport" content="width=device-width"><title>pwa</title>
-<style>html,body{margin:0;height:100%;background:#f00}</style>
-<script>
-window.views = 0;
-window.next = async () => {
-  await Astro.jsRpcMethod("pwa-navigate", [])();
-  views++;
-  history.pushState({}, "", "?view=" + views);
-  document.body.style.background = ["#f00", "#00f", "#0f0", "#ff0"][views % 4];
-  Astro.jsRpcMethod("pwa-rendered", [])();
-};
-window.pops = 0;
-addEventListener("popstate", () => { window.pops++; });
-</script><body></body>"""
-
-    # Pages that hold a connection open while they live (an event stream): its end shows the
-    # tab is gone.
-    held = set()
-    released = set()
-
-    def log_message(self, *args):
-        pass
-
-    def _hold(self, key):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        _Pages.held.add(key)
-        try:
-            while True:
-                self.wfile.write(b"data: x\n\n")
-                self.wfile.flush()
-                time.sleep(0.2)
-        except OSError:
-            pass
-        _Pages.released.add(key)
-
-    def _send(self, body, status=200):
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self):
-        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-        if self.path.startswith("/form"):
-            self._send(self.FORM)
-        elif self.path.startswith("/meta"):
-            self._send(self.META)
-        elif self.path.startswith("/getform"):
-            self._send(self.GET_FORM)
-        elif self.path.startswith("/pwa"):
-            self._send(self.PWA)
-        elif self.path.startswith("/holding"):
-            key = query["id"][0]
-            self._send(f"<p>{key}</p><script>new EventSource('/hold?id={key}')</script>".encode())
-        elif self.path.startswith("/hold"):
-            self._hold(query["id"][0])
-        else:
-            body = f"<pre id='echo'>GET {self.path}</pre>".encode()
-            self._send(body)
-
-    def do_POST(self):
-        length = int(self.headers.get("Content-Length") or 0)
-        data = self.rfile.read(length).decode()
-        ctype = self.headers.get("Content-Type", "")
-        self._send(f"<pre id='echo'>POST {self.path} {ctype} {data}</pre>".encode())
-
-
-@pytest.fixture
-def site():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
-
-
-def descendants(pid):
-    """Live (non-zombie) processes below `pid`, from /proc."""
-    children = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        children.setdefault(int(fields[1]), []).append((int(name), fields[0]))
-    out, todo = [], [pid]
-    while todo:
-        for child, state in children.get(todo.pop(), []):
-            if state != "Z":
-                out.append(child)
-            todo.append(child)
-    return out
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
-
-
-async def wait_until(c, session, webview, expression, timeout=TIMEOUT):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = await c.call("webview.evaluate", {"session": session, "webview": webview, "expression": expression})
-        if last.get("result", {}).get("value") is True:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {expression!r} in {webview}: {last}")
-
-
-async def evaluate(c, session, webview, expression):
-    return (await c.request("webview.evaluate", {"session": session, "webview": webview, "expression": expression}))["value"]
-
-
-async def stack_is(c, session, expected, timeout=TIMEOUT):
-    await c.next_event("stack.changed", timeout, where=lambda p: p["session"] == session and ids(p["stack"]) == expected)
-    got = await c.request("session.get", {"session": session})
-    assert ids(got["stack"]) == expected
-
-
-async def create(c, url):
-    result = await c.request("session.create", {"url": url, "browser": True}, timeout=60)
-    s = result["session"]
-    await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W1")
-    return s
 
 
 def test_astro_page_walks_the_seed_scenario_unmodified(daemon_factory):
@@ -426,34 +260,53 @@ def test_a_profile_left_by_a_killed_daemon_is_removed_by_the_next(daemon_factory
     assert not os.path.exists(current)
 
 
-def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site):
-    d = daemon_factory()
+def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site, tmp_path):
+    # Chromium also listens on a DevTools port of its own, so the test asks Chromium itself.
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
 
     async def go():
         c = await controller(d.ws_url)
         a = await create(c, site + "/holding?id=a1")
+        chromium = await DevTools.of(d)
+        (context_a,) = await chromium.contexts()
         await evaluate(c, a, "W1", f"location.href = '{site}/holding?id=a2'; 1")
         await stack_is(c, a, "W1 W2")
         b = await create(c, site + "/holding?id=b1")
+        (context_b,) = await chromium.contexts() - {context_a}
         deadline = time.monotonic() + TIMEOUT
-        while not {"a1", "a2", "b1"} <= _Pages.held:
-            assert time.monotonic() < deadline, _Pages.held
+        while not {"a1", "a2", "b1"} <= Pages.held:
+            assert time.monotonic() < deadline, Pages.held
             await asyncio.sleep(0.05)
-        assert not _Pages.released & {"a1", "a2", "b1"}
+        assert not Pages.released & {"a1", "a2", "b1"}
+        assert await chromium.pages({context_a, context_b}) == sorted(
+            [(context_a, site + "/holding?id=a1"), (context_a, site + "/holding?id=a2"), (context_b, site + "/holding?id=b1")])
 
         await c.request("session.close", {"session": a})
         # Both of a's tabs (the top one and the one below it) are gone: their connections end.
         deadline = time.monotonic() + TIMEOUT
-        while not {"a1", "a2"} <= _Pages.released:
-            assert time.monotonic() < deadline, f"tabs of a closed session still live: {_Pages.held - _Pages.released}"
+        while not {"a1", "a2"} <= Pages.released:
+            assert time.monotonic() < deadline, f"tabs of a closed session still live: {Pages.held - Pages.released}"
             await asyncio.sleep(0.05)
         assert await c.error("webview.evaluate", {"session": a, "webview": "W1", "expression": "1"}) != ""
-        # The other session's tab is untouched.
+        # Its browser context is disposed (Target.disposeBrowserContext): Chromium no longer has it.
+        await until(lambda: _without(chromium, context_a), f"Chromium to dispose of {context_a}")
+        assert await chromium.contexts() == {context_b}
+        # The other session's tab and context are untouched.
+        assert await chromium.pages({context_a, context_b}) == [(context_b, site + "/holding?id=b1")]
         assert await evaluate(c, b, "W1", "document.querySelector('p').textContent") == "b1"
-        assert "b1" not in _Pages.released
+        assert "b1" not in Pages.released
+        await chromium.close()
         await c.close()
 
     run(go())
+
+
+async def _without(chromium, context):
+    return context not in await chromium.contexts()
+
+
+async def _pages_are(chromium, context, expected):
+    return await chromium.pages({context}) == expected
 
 
 def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site):
@@ -479,13 +332,11 @@ def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site
     run(go())
 
 
-def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site):
-    d = daemon_factory()
+def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site, tmp_path):
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
 
     async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, site + "/form")
-        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
         await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
         await stack_is(c, s, "W1 W2")
         await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
@@ -493,6 +344,41 @@ def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site):
         await evaluate(c, s, "W2", "setTimeout(() => history.back(), 0); 1")
         await stack_is(c, s, "W1")
         assert await evaluate(c, s, "W1", "window.alive") == "yes"
+        # W2's tab is closed, though the close reached it in the middle of that traversal.
+        await until(lambda: _pages_are(chromium, context, [(context, site + "/form")]), "W2's tab to close")
+        await chromium.close()
+        await c.close()
+
+    run(go())
+
+
+def test_history_back_on_the_root_web_view_does_nothing(daemon_factory, site, tmp_path):
+    """The contract's back on a stack of one: nothing happens. The root web view's page going back
+    past its own first entry leaves the page, its connection, its tab and the stack as they are
+    (its tab keeps no entry before the page: nothing is below the root)."""
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
+
+    async def go():
+        c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
+        assert await chromium.pages({context}) == [(context, site + "/form")]
+        # A same-document entry first: going back to the page's first entry is its own POP.
+        await evaluate(c, s, "W1", "window.pops = 0; addEventListener('popstate', () => pops++);"
+                                   " history.pushState({}, '', '#a'); history.back(); 1")
+        await wait_until(c, s, "W1", "window.pops === 1 && location.hash === ''")
+        # Back at the first entry, then Forward: traversals run in order, so '#a' comes back in
+        # this same document only if the Back left the page where it was.
+        await evaluate(c, s, "W1", "history.back(); setTimeout(() => history.forward(), 0); 1")
+        await wait_until(c, s, "W1", "window.pops === 2 && location.hash === '#a'")
+        assert await evaluate(c, s, "W1", "window.alive") == "yes"
+        got = await c.request("session.get", {"session": s})
+        assert ids(got["stack"]) == "W1" and got["stack"][0]["connected"] is True
+        assert [e for e in c.events("page.disconnected") if e["session"] == s] == []
+        assert len([e for e in c.events("stack.changed") if e["session"] == s]) == 1, "only session.create's"
+        assert await chromium.pages({context}) == [(context, site + "/form#a")], "no tab opened or lost"
+        # The host's own back on the root: nothing either.
+        r = await c.request("navigation.back", {"session": s})
+        assert r["action"] == "none" and ids(r["stack"]) == "W1"
+        await chromium.close()
         await c.close()
 
     run(go())

@@ -8,6 +8,7 @@ The observer role itself (what it may and may not do) is tested over plain WebSo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import pathlib
 import socket
@@ -15,10 +16,11 @@ import statistics
 import time
 
 import pytest
-from websockets.asyncio.client import connect
 
 import selenium_support
+from bridgeclient import Conn, controller
 from browser_support import Controller, ProtocolError
+from browser_sessions_support import DEMO, TIMEOUT, create, stack_is, wait_until
 from conftest import REPO, http_request
 
 ASSETS = REPO / "Sources" / "BridgeServer" / "Assets" / "dashboard"
@@ -29,40 +31,21 @@ def run(coro, timeout=300):
     return asyncio.run(asyncio.wait_for(coro, timeout))
 
 
-class Client:
-    """A raw protocol connection (page, controller or observer) with an event buffer."""
-
-    def __init__(self, ws):
-        self.ws = ws
-        self.next_id = 1
-        self.events: list[dict] = []
+class Client(Conn):
+    """A raw protocol connection (page, controller or observer) that said hello with `hello`."""
 
     @classmethod
     async def open(cls, ws_url, origin=None, **hello):
-        client = cls(await connect(ws_url, origin=origin))
+        client = await super().open(ws_url, origin=origin)
         client.hello = await client.call("hello", {"protocol": 1, **hello})
         return client
 
-    async def call(self, method, params=None):
-        id_ = self.next_id
-        self.next_id += 1
-        await self.ws.send(json.dumps({"id": id_, "method": method, "params": params or {}}))
-        while True:
-            frame = json.loads(await asyncio.wait_for(self.ws.recv(), 15))
-            if frame.get("id") == id_:
-                return frame
-            if "event" in frame:
-                self.events.append(frame)
+    async def call(self, method, params=None, timeout=15):
+        return await super().call(method, params if params is not None else {}, timeout)
 
-    async def event(self, name, **match):
-        for i, frame in enumerate(self.events):
-            if frame["event"] == name and all(frame["params"].get(k) == v for k, v in match.items()):
-                return self.events.pop(i)
-        while True:
-            frame = json.loads(await asyncio.wait_for(self.ws.recv(), 15))
-            if frame.get("event") == name and all(frame["params"].get(k) == v for k, v in match.items()):
-                return frame
-            self.events.append(frame)
+    async def next(self, name, **match):
+        """The params of the next event `name` whose params include `match`."""
+        return await self.next_event(name, 15, where=lambda p: all(p.get(k) == v for k, v in match.items()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,7 +80,7 @@ def test_observer_may_list_get_and_subscribe_but_never_change_or_see_a_token(dae
         assert (await obs.call("session.subscribe", {}))["result"] == {}
         page = await Client.open(daemon.ws_url, role="page", url="http://127.0.0.1/app/")
         sid = page.hello["result"]["session"]
-        await obs.event("stack.changed", session=sid)
+        await obs.next("stack.changed", session=sid)
         listed = (await obs.call("session.list"))["result"]["sessions"]
         assert [s["session"] for s in listed] == [sid]
         got = (await obs.call("session.get", {"session": sid}))["result"]
@@ -116,9 +99,9 @@ def test_observer_may_list_get_and_subscribe_but_never_change_or_see_a_token(dae
         ctl = await Client.open(daemon.ws_url, role="controller")
         await ctl.call("session.subscribe", {"session": sid})
         await page.ws.send(json.dumps({"event": "navigate", "params": {"url": "http://127.0.0.1/app/next"}}))
-        opened = (await obs.event("webview.open", session=sid))["params"]
+        opened = await obs.next("webview.open", session=sid)
         assert opened == {"session": sid, "webview": "W2", "url": "http://127.0.0.1/app/next"}
-        assert "token" in (await ctl.event("webview.open", session=sid))["params"]
+        assert "token" in await ctl.next("webview.open", session=sid)
         # Nothing changed by the observer: the stack is the page's doing only.
         got = (await obs.call("session.get", {"session": sid}))["result"]
         assert [i["id"] for i in got["stack"]] == ["W1", "W2"]
@@ -205,6 +188,16 @@ class Browser:
                 raise AssertionError(f"timed out waiting for {what}")
             await asyncio.sleep(0.02)
 
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def started(cls):
+        """A headless Chromium under Selenium for the test's length."""
+        driver = await asyncio.to_thread(selenium_support.chrome)
+        try:
+            yield cls(driver)
+        finally:
+            await asyncio.to_thread(driver.quit)
+
     async def open(self, url):
         await asyncio.to_thread(self.driver.get, url)
         await self.until("return document.getElementById('conn').dataset.state === 'open'", "the dashboard's connection")
@@ -218,9 +211,7 @@ def test_the_dashboard_follows_every_change_live(daemon_factory):
     d = daemon_factory("--foreground-timeout-ms", "400")
 
     async def main():
-        driver = await asyncio.to_thread(selenium_support.chrome)
-        b = Browser(driver)
-        try:
+        async with Browser.started() as b:
             await b.open(d.url + "/")
             ctl = await Controller.open(d.ws_url)
             await ctl.call("session.subscribe", {"events": ["stack.changed", "foreground.removed", "pwa-rendered"]})
@@ -252,7 +243,7 @@ def test_the_dashboard_follows_every_change_live(daemon_factory):
             count = await b.until(f"const c = {CARD}; const n = c && c.querySelector('.item[data-id=W1] .cover .count');"
                                   " return n && n.textContent", "the countdown", 15.0, sid)
             assert count.endswith("ms") or count == "fallback due", count
-            selenium_support.screenshot(driver, "dashboard-foreground")
+            selenium_support.screenshot(b.driver, "dashboard-foreground")
             notation = await b.js(f"return {CARD}.dataset.notation", sid)
             assert notation.endswith("P13 W1(*P)"), notation
             mode = await b.js(f"return {CARD}.querySelector('.item[data-id=W1] .mode').textContent", sid)
@@ -276,10 +267,8 @@ def test_the_dashboard_follows_every_change_live(daemon_factory):
             await b.until(f"return {CARD}.dataset.notation.endsWith('W2(*C)~')", "W2 on the dashboard", 15.0, sid)
             classes = await b.js(f"return {CARD}.querySelector('.item[data-id=W2]').className", sid)
             assert "off" in classes and "webview" in classes
-            selenium_support.screenshot(driver, "dashboard-session")
+            selenium_support.screenshot(b.driver, "dashboard-session")
             await ctl.close()
-        finally:
-            await asyncio.to_thread(driver.quit)
 
     run(main())
 
@@ -289,9 +278,7 @@ def test_buttons_only_with_the_token(daemon_factory):
     d = daemon_factory("--token", "s3cret")
 
     async def main():
-        driver = await asyncio.to_thread(selenium_support.chrome)
-        b = Browser(driver)
-        try:
+        async with Browser.started() as b:
             ctl = await Controller.open(d.ws_url, token="s3cret")
             created = await ctl.call("session.create", {"url": "http://127.0.0.1/app/"})
             sid = created["session"]
@@ -312,14 +299,12 @@ def test_buttons_only_with_the_token(daemon_factory):
             assert await ctl.stack(sid) == ["W1", "W2"]
             await b.js(f"{CARD}.querySelector('button[data-action=\"navigation.popToRoot\"]').click()", sid)
             await b.until(f"return {CARD}.dataset.stack === 'W1'", "popToRoot", 15.0, sid)
-            selenium_support.screenshot(driver, "dashboard-buttons")
+            selenium_support.screenshot(b.driver, "dashboard-buttons")
             await b.js(f"{CARD}.querySelector('button[data-action=\"session.close\"]').click()", sid)
             await b.until(f"return !{CARD} || {CARD}.classList.contains('closed')", "the close", 15.0, sid)
             with pytest.raises(ProtocolError):
                 await ctl.stack(sid)
             await ctl.close()
-        finally:
-            await asyncio.to_thread(driver.quit)
 
     run(main())
 
@@ -330,9 +315,7 @@ def test_a_thousand_sessions_changing_at_once(daemon_factory):
     n = 1000
 
     async def main():
-        driver = await asyncio.to_thread(selenium_support.chrome)
-        b = Browser(driver)
-        try:
+        async with Browser.started() as b:
             await b.open(d.url + "/")
             ctl = await Controller.open(d.ws_url)
             sessions = []
@@ -358,10 +341,8 @@ def test_a_thousand_sessions_changing_at_once(daemon_factory):
             assert cards <= 50, "long lists are paged"
             assert f"of {n // 50}" in info, info
             assert max(gaps) < 1000, f"the tab froze for {max(gaps):.0f} ms"
-            selenium_support.screenshot(driver, "dashboard-1000-sessions")
+            selenium_support.screenshot(b.driver, "dashboard-1000-sessions")
             await ctl.close()
-        finally:
-            await asyncio.to_thread(driver.quit)
 
     run(main())
 
@@ -370,15 +351,10 @@ def test_a_thousand_sessions_changing_at_once(daemon_factory):
 def test_a_browser_sessions_placeholder_is_a_thumbnail(daemon_factory):
     """A browser session's pwa-navigate stacks P1 with a snapshot: the dashboard, open before it
     happens, shows that snapshot as an image served by the daemon."""
-    from bridgeclient import controller
-    from test_browser_sessions import DEMO, TIMEOUT, create, stack_is, wait_until
-
     d = daemon_factory("--static", DEMO)
 
     async def main():
-        driver = await asyncio.to_thread(selenium_support.chrome)
-        b = Browser(driver)
-        try:
+        async with Browser.started() as b:
             await b.open(d.url + "/")
             c = await controller(d.ws_url)
             s = await create(c, d.url + "/app/astro.html")
@@ -399,9 +375,7 @@ def test_a_browser_sessions_placeholder_is_a_thumbnail(daemon_factory):
             assert width > 0 and height > 0
             # The picture the page shows is the snapshot the daemon serves (a phone-shaped viewport).
             assert height > width, (width, height)
-            selenium_support.screenshot(driver, "dashboard-thumbnail")
+            selenium_support.screenshot(b.driver, "dashboard-thumbnail")
             await c.close()
-        finally:
-            await asyncio.to_thread(driver.quit)
 
     run(main())

@@ -72,6 +72,27 @@ final class TCPConnection {
 
 /// A minimal WebSocket client (RFC 6455): text frames out (masked), text frames in, pings
 /// answered, a close ends it.
+/// The bytes of one frame a WebSocket client sends (RFC 6455: FIN set, masked with a random key),
+/// for every client in this package and the command line.
+public enum WebSocketFrame {
+    public static func client(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        var f: [UInt8] = [0x80 | opcode]
+        let n = payload.count
+        if n < 126 {
+            f.append(0x80 | UInt8(n))
+        } else if n < 65536 {
+            f.append(0x80 | 126); f.append(UInt8(n >> 8)); f.append(UInt8(n & 255))
+        } else {
+            f.append(0x80 | 127)
+            for s in stride(from: 56, through: 0, by: -8) { f.append(UInt8((UInt64(n) >> UInt64(s)) & 255)) }
+        }
+        let mask = (0..<4).map { _ in UInt8.random(in: 0...255) }
+        f += mask
+        for (i, b) in payload.enumerated() { f.append(b ^ mask[i & 3]) }
+        return f
+    }
+}
+
 final class WebSocketClient {
     let tcp: TCPConnection
 
@@ -106,20 +127,7 @@ final class WebSocketClient {
     }
 
     func sendFrame(opcode: UInt8, _ payload: [UInt8]) throws {
-        var f: [UInt8] = [0x80 | opcode]
-        let n = payload.count
-        if n < 126 {
-            f.append(0x80 | UInt8(n))
-        } else if n < 65536 {
-            f.append(0x80 | 126); f.append(UInt8(n >> 8)); f.append(UInt8(n & 255))
-        } else {
-            f.append(0x80 | 127)
-            for s in stride(from: 56, through: 0, by: -8) { f.append(UInt8((UInt64(n) >> UInt64(s)) & 255)) }
-        }
-        let mask = (0..<4).map { _ in UInt8.random(in: 0...255) }
-        f += mask
-        for (i, b) in payload.enumerated() { f.append(b ^ mask[i & 3]) }
-        try tcp.write(f)
+        try tcp.write(WebSocketFrame.client(opcode: opcode, payload))
     }
 
     /// The next text message, or nil after `timeout` seconds without one.

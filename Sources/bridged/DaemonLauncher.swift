@@ -1,0 +1,50 @@
+import ArgumentParser
+import BridgeConfig
+import BridgeServer
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What every command that runs the daemon (`serve`, `open`) does around it: logging, the
+/// configuration with its router file, the daemon itself, and the signals that stop it.
+extension DaemonOptions {
+    /// Bootstraps logging (`--log-level`, `--log-format`) and builds the daemon from these
+    /// options. A bad `--config` file stops here, before anything listens.
+    func makeDaemon() throws -> (daemon: Daemon, configuration: DaemonConfiguration, logger: Logger) {
+        let level = logLevel, format = logFormat
+        LoggingSystem.bootstrap { label in BridgedLogHandler(label: label, format: format, level: level) }
+        let logger = Logger(label: "bridged")
+        var configuration = daemonConfiguration
+        if let path = config {
+            let depth = maxStackDepth
+            // Checked now, so a bad file stops the daemon before it listens; made again with the
+            // real origin once the port is known.
+            do {
+                _ = try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: "http://127.0.0.1:8787")
+            } catch {
+                throw ValidationError("--config: \(error.description)")
+            }
+            configuration.router = { origin in try RouterConfigFile.loadRouter(path: path, maxStackDepth: depth, origin: origin) }
+        }
+        guard let bridgeJS = EmbeddedAssets.bytes(named: "bridge.js") else {
+            fatalError("bridge.js is not embedded: Sources/BridgeServer/Assets/bridge.js must link to js-client/bridge.js")
+        }
+        let daemon = try Daemon(configuration: configuration, bridgeJS: bridgeJS, logger: logger)
+        return (daemon, configuration, logger)
+    }
+
+    /// Runs `daemon` until a signal ends it: SIGINT stops at once; SIGTERM drains first
+    /// (`--drain-ms`; a second SIGTERM stops at once).
+    func run(_ daemon: Daemon, logger: Logger) throws {
+        let interrupt = SignalHandlers(signals: [SIGINT]) { [remote = daemon.remote] in remote.stop() }
+        let terminate = SignalHandlers(signals: [SIGTERM]) { [remote = daemon.remote, ms = drainMs] in remote.drain(milliseconds: ms) }
+        try withExtendedLifetime((interrupt, terminate)) {
+            try daemon.run()
+        }
+        logger.info("bye")
+    }
+}
