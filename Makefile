@@ -7,7 +7,7 @@ PORT ?= 8787
 RELEASE_BIN := .build/release/bridged
 export BRIDGED_BIN ?= $(CURDIR)/$(RELEASE_BIN)
 
-.PHONY: fuzz fuzz-build test-asan test-tsan deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
+.PHONY: fuzz fuzz-build test-asan test-asan-smoke test-tsan deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
 
 # Install what is missing (idempotent; apt-get only when a piece is absent).
 deps:
@@ -62,8 +62,9 @@ bench: bench-build
 # from BridgeProtocol's sources and the targets (one module, so internals are reachable), run as
 #   fuzz-json      the JSON parser: round trip, stable output, depth limits, error offsets
 #   fuzz-envelope  the request fast path against the general parser: same verdict, same values
-#   fuzz-bridge    the whole Bridge state machine: one reply per request, refused requests change
-#                  nothing, nothing sent after a close, bounded sessions and stacks
+#   fuzz-bridge    the whole Bridge state machine: one reply per request, a refused frame leaves
+#                  the whole Bridge equal to a copy taken before it, nothing sent after a close,
+#                  bounded sessions and stacks, every session within --max-session-bytes
 # Seeds are in Fuzz/corpus/NAME (kept small); what a run finds goes to .build-fuzz/corpus/NAME,
 # and a failing input to .build-fuzz/artifacts/NAME-crash-… (replay: .build-fuzz/fuzz-NAME FILE).
 # FUZZ_SECONDS per target (default 60). Measured on the 2-core VM: the build takes 1.3 min of CPU
@@ -113,15 +114,28 @@ ASAN_SMOKE ?= Tests/integration/test_protocol.py Tests/integration/test_transpor
 TSAN_SMOKE ?= Tests/integration/test_transport.py
 # The daemons the integration tests start write their reports to files (their stderr goes to
 # temporary files nobody reads, and most tests never look at how a daemon exited): any file
-# there fails the run.
+# there fails the run, and is printed. ASan's `exitcode` is set to 23 (TSan's default is 66), so
+# a daemon stopped by a report is told apart from one that exited 1 by itself.
+ASAN_REPORTS := $(ASAN_SCRATCH)/reports
 TSAN_REPORTS := $(TSAN_SCRATCH)/reports
 SANITIZER_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=halt_on_error=1:detect_leaks=0 TSAN_OPTIONS=halt_on_error=1
+# The ASan daemon of the smoke run (test-asan builds it; `make test-asan-smoke ASAN_BIN=…` runs
+# the smoke run alone, against another binary).
+ASAN_BIN ?= $(CURDIR)/$(ASAN_SCRATCH)/debug/bridged
 
 test-asan: deps-test
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH)
 	$(SANITIZER_ENV) $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_SCRATCH)
 	$(SWIFT) build --product bridged --sanitize=address --scratch-path $(ASAN_SCRATCH)
-	$(SANITIZER_ENV) BRIDGED_BIN=$(CURDIR)/$(ASAN_SCRATCH)/debug/bridged $(PYTHON) -m pytest -q $(ASAN_SMOKE)
+	$(MAKE) test-asan-smoke
+
+test-asan-smoke:
+	rm -rf $(ASAN_REPORTS) && mkdir -p $(ASAN_REPORTS)
+	$(SANITIZER_ENV) ASAN_OPTIONS=halt_on_error=1:detect_leaks=0:exitcode=23:log_path=$(CURDIR)/$(ASAN_REPORTS)/asan \
+	  BRIDGED_BIN=$(ASAN_BIN) $(PYTHON) -m pytest -q $(ASAN_SMOKE); \
+	  status=$$?; \
+	  if [ -n "$$(ls -A $(ASAN_REPORTS))" ]; then cat $(ASAN_REPORTS)/*; echo "test-asan: AddressSanitizer reports from the daemon (above)" >&2; exit 1; fi; \
+	  exit $$status
 
 test-tsan: deps-test
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)

@@ -11,17 +11,32 @@
 /// - every request gets exactly one reply, with its id, before anything else sent to its sender;
 ///   an event gets no reply (at most one error with id null); a frame that is not valid JSON or not
 ///   an object gets one error with id null;
-/// - a refused request (an error reply) changes nothing: the daemon's session list (every session,
-///   its stack and its foreground) and its count of clients are the same before and after;
+/// - a refused frame (a request answered with an error, an event or a malformed frame answered
+///   with an error with id null) changes nothing: the whole Bridge after it (`Bridge` is
+///   `Equatable`: connections and roles, every session with its engine, pages, subscribers,
+///   tokens and routing tree, the counters, the random generator) equals a copy taken before it;
 /// - nothing is sent to a client after its close or its disconnect; every frame sent is one JSON
 ///   object; a timer is never scheduled twice;
 /// - memory stays bounded: at most `maxSessions` sessions, at most `maxStackDepth` items per stack,
-///   and a session's state (its entry of the session list) at most `maxStackDepth` items of at most
-///   the largest frame accepted.
+///   no url or title over `maxURLBytes`, every session's held bytes (`Session.heldBytes`: its urls
+///   and titles plus 64 per item) at most `maxSessionBytes`, and its cached stack JSON at most
+///   `jsonBound` (the documented worst case: the held strings again, escaped).
 enum BridgeFuzz {
-    static let configuration = BridgeConfiguration(
-        engine: EngineConfiguration(foregroundTimeoutMs: 150, maxStackDepth: 8),
-        maxSessions: 4, sessionIdleSeconds: 2)
+    /// Limits small enough for the scripts to reach: `someURL` makes urls of up to 4 KiB, so
+    /// some are over `maxURLBytes`, and a few long ones fill a session to `maxSessionBytes`
+    /// before `maxStackDepth` stops it.
+    static let configuration: BridgeConfiguration = {
+        var c = BridgeConfiguration(
+            engine: EngineConfiguration(foregroundTimeoutMs: 150, maxStackDepth: 8),
+            maxSessions: 4, sessionIdleSeconds: 2)
+        c.maxURLBytes = 2048
+        c.maxSessionBytes = 6144
+        return c
+    }()
+
+    /// The most bytes a session's stack JSON may take: every held byte escaped as `\u00XX` (six
+    /// bytes each; the worst case of the JSON writer) plus the fields around each item.
+    static let jsonBound = 6 * configuration.maxSessionBytes + configuration.engine.maxStackDepth * 256 + 64
 
     static func run(_ bytes: UnsafeRawBufferPointer) {
         var script = Script(bytes: bytes)
@@ -123,37 +138,50 @@ struct Driver {
         guard !live.isEmpty else { return }
         let c = s.pick(live)
         let frame = s.byte() % 5 == 0 ? s.chunk() : build(for: c, &s)
-        let before = snapshot()
+        // The whole Bridge before the frame (a value: the copy is independent; its effects were
+        // drained by the last step, so a Bridge that only answered compares equal).
+        let before = bridge
         bridge.received(c, text: frame, at: now)
-        let reply = perform(sender: c, frame: frame)
+        let (reply, refused) = perform(sender: c, frame: frame)
         // A successful hello gives the client the role it asked for.
         if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame),
            sent["method"] == "hello", let role = sent["params"]?["role"]?.stringValue {
             roles[c] = role
         }
-        if let reply, reply["error"] != nil, reply["id"] != .null {
-            let after = snapshot()
-            if after != before {
-                fuzzFailure("a refused request changed the daemon: \(String(decoding: frame, as: UTF8.self))\nreply: \(reply.jsonString)\nbefore: \(before.text)\nafter: \(after.text)")
-            }
+        if let refused, bridge != before {
+            fuzzFailure("a refused frame changed the daemon: \(String(decoding: frame.prefix(600), as: UTF8.self).debugDescription)\nreply: \(refused.jsonString)\n\(Self.difference(before, bridge, now: now))")
         }
     }
 
-    struct Snapshot: Equatable {
-        var sessions: [UInt8]
-        var clients: Int
-        var text: String { String(decoding: sessions, as: UTF8.self) + " clients \(clients)" }
-    }
-
-    mutating func snapshot() -> Snapshot {
-        Snapshot(sessions: bridge.sessionListJSON(at: now), clients: bridge.clientCount)
+    /// What differs between two Bridges, for the failure message.
+    static func difference(_ a: Bridge<SeededRandom>, _ b: Bridge<SeededRandom>, now: Int64) -> String {
+        var a = a, b = b
+        var parts: [String] = []
+        if a.clients != b.clients { parts.append("clients: \(a.clients) -> \(b.clients)") }
+        if a.sessions != b.sessions {
+            parts.append("sessions: \(String(decoding: a.sessionListJSON(at: now), as: UTF8.self)) -> \(String(decoding: b.sessionListJSON(at: now), as: UTF8.self))")
+            for sid in Set(a.sessionIDs).union(b.sessionIDs) where a.sessions[sid] != b.sessions[sid] {
+                parts.append("session \(sid): \(String(describing: a.sessions[sid])) -> \(String(describing: b.sessions[sid]))")
+            }
+        }
+        if a.rng != b.rng { parts.append("the random generator advanced") }
+        if a.nextSessionSerial != b.nextSessionSerial || a.nextControllerNumber != b.nextControllerNumber {
+            parts.append("counters: \(a.nextSessionSerial)/\(a.nextControllerNumber) -> \(b.nextSessionSerial)/\(b.nextControllerNumber)")
+        }
+        if a.sessionIDBySerial != b.sessionIDBySerial { parts.append("serials: \(a.sessionIDBySerial) -> \(b.sessionIDBySerial)") }
+        if a.allSubscribers != b.allSubscribers { parts.append("subscribers to all: \(a.allSubscribers) -> \(b.allSubscribers)") }
+        if a.effects != b.effects { parts.append("undrained effects: \(a.effects) -> \(b.effects)") }
+        if a.browserSessions != b.browserSessions { parts.append("browser sessions: \(a.browserSessions) -> \(b.browserSessions)") }
+        return parts.isEmpty ? "(no field differs: check Bridge ==)" : parts.joined(separator: "\n")
     }
 
     // MARK: Effects and the reply rule
 
-    /// Performs one step's effects, checking them; returns the reply to `sender`, if any.
+    /// Performs one step's effects, checking them; returns the reply to `sender`, if any, and
+    /// the error that refused the frame, if any (the reply of a request, or the error with id
+    /// null that answers an event or a malformed frame).
     @discardableResult
-    mutating func perform(sender: ClientID?, frame: [UInt8]) -> JSONValue? {
+    mutating func perform(sender: ClientID?, frame: [UInt8]) -> (reply: JSONValue?, refused: JSONValue?) {
         bridge.drainEffects(into: &buffer)
         let what = String(decoding: frame.prefix(200), as: UTF8.self).debugDescription
         var toSender: [JSONValue] = []
@@ -180,21 +208,23 @@ struct Driver {
                 break  // work for a browser host (browser sessions): no browser here
             }
         }
-        guard sender != nil else { return nil }
+        guard sender != nil else { return (nil, nil) }
         let replies = toSender.filter { $0["id"] != nil }
         switch Self.rule(for: frame) {
         case .request(let id):
             if replies.count != 1 { fuzzFailure("\(replies.count) replies to \(what)") }
             if replies[0]["id"] != id { fuzzFailure("reply id \(replies[0]["id"]!.jsonString), expected \(id.jsonString): \(what)") }
             if toSender.first != replies[0] { fuzzFailure("something came before the reply: \(what)") }
-            return replies[0]
+            // (JSONValue is ExpressibleByNilLiteral: spell out the Optional's none.)
+            let refused: JSONValue? = replies[0]["error"] != nil ? replies[0] : Optional<JSONValue>.none
+            return (replies[0], refused)
         case .event:
             if replies.count > 1 || replies.contains(where: { $0["id"] != .null }) {
                 fuzzFailure("an event got \(replies.map(\.jsonString)): \(what)")
             }
-            return nil
+            return (nil, replies.first)
         case .ignoredBeforeHello:
-            return nil
+            return (nil, nil)
         }
     }
 
@@ -244,10 +274,27 @@ struct Driver {
                 fuzzFailure("\(sid): \(engine.stack.count) items, at most \(c.engine.maxStackDepth)")
             }
         }
-        // Every session's state is at most maxStackDepth items, each no bigger than the largest
-        // frame that could have brought it (the fuzzer's frames are at most 4 KiB + templates).
+        for sid in bridge.sessionIDs {
+            guard let session = bridge.sessions[sid] else { fuzzFailure("listed session \(sid) is not in the table") }
+            let held = session.heldBytes
+            if held > c.maxSessionBytes { fuzzFailure("\(sid) holds \(held) bytes, at most \(c.maxSessionBytes)") }
+            for item in session.engine.stack {
+                let title: String? = switch item {
+                case .webview(let w): w.title
+                case .placeholder(let p): p.title
+                case .native: nil
+                }
+                if item.url.utf8.count > c.maxURLBytes || (title?.utf8.count ?? 0) > c.maxURLBytes {
+                    fuzzFailure("\(sid) holds a url or title over \(c.maxURLBytes) bytes: \(item.url.utf8.count), \(title?.utf8.count ?? 0)")
+                }
+            }
+            if session.stackCache.count > BridgeFuzz.jsonBound {
+                fuzzFailure("\(sid): cached stack JSON of \(session.stackCache.count) bytes, bound \(BridgeFuzz.jsonBound)")
+            }
+        }
+        // The session list (what /api/sessions sends) is bounded by the same worst case.
         let list = bridge.sessionListJSON(at: now)
-        let bound = max(bridge.sessionCount, 1) * c.engine.maxStackDepth * (8192 + 512) + 256
+        let bound = max(bridge.sessionCount, 1) * (BridgeFuzz.jsonBound + 256) + 256
         if list.count > bound { fuzzFailure("session list of \(list.count) bytes for \(bridge.sessionCount) sessions, bound \(bound)") }
     }
 

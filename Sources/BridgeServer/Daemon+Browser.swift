@@ -224,7 +224,7 @@ extension Daemon {
             Task {
                 do {
                     try await host.createSession(session)
-                    try await host.openTab(session: session, webview: "W1", url: url.isEmpty ? "about:blank" : url, script: script)
+                    try await host.openTab(session: session, webview: "W1", url: url.isEmpty ? "about:blank" : url, script: script, root: true)
                     remote.enqueue { ref.value.completeHeld(client, reply: reply) }
                 } catch {
                     let message = "\(error)"
@@ -350,8 +350,15 @@ extension Daemon {
             feedText(client, JSONValue.object(["event": "navigate", "params": ["url": .string(request.url)]]).serialized())
             perform()
         case .historyBack(let session, let webview):
-            guard let client = bridge.pageClient(session: session, webview: webview) else { return }
-            feedText(client, Array(#"{"event":"back","params":{}}"#.utf8))
+            if let client = bridge.pageClient(session: session, webview: webview) {
+                feedText(client, Array(#"{"event":"back","params":{}}"#.utf8))
+            } else if bridge.engine(of: session)?.top?.id.description == webview {
+                // The traversal ended the page's document, and its connection went first: the
+                // host goes back on its behalf (it was the top, as a page's `back` requires).
+                hostSend(b, ["id": 4, "method": "navigation.back", "params": ["session": .string(session)]])
+            } else {
+                return
+            }
             perform()
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")
