@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Instructions per navigation reply of a bridged binary, with metrics on and off (`--no-metrics`),
-under callgrind (user-space instruction counts, stable on a busy machine).
+"""Instructions per navigation reply of bridged binaries under callgrind (user-space instruction
+counts, stable on a busy machine): one binary with metrics on and off (`--no-metrics`), or
+several binaries (or flag sets) against each other, interleaved.
 
 The workload is bridge-load's `navigation` (docs/PERFORMANCE.md), driven from Python since
 the daemon under callgrind is the bottleneck anyway: 100 pages, each looping `--depth 4` steps
@@ -10,6 +11,19 @@ cycles, and with none (start, 100 hellos, shutdown); the difference divided by t
 replies is the cost of one reply.
 
     python3 Benchmarks/metrics_cost.py --bridged .build/release/bridged [--cycles 20]
+
+Two builds against each other (say the commit before a change and after it), each measured
+`--rounds` times, the runs interleaved (a, b, a, b, ...) so that whatever else the machine does
+weighs on both alike; the first `--run` is the reference:
+
+    python3 Benchmarks/metrics_cost.py --rounds 3 \\
+        --run "before=/tmp/before/bridged" --run "after=.build/release/bridged-stripped"
+
+A `--run` is `LABEL=PATH [FLAGS...]` (the flags go to the daemon, e.g. `--no-metrics`). With
+`--keep DIR` the callgrind profiles stay in DIR (LABEL-rROUND-cCYCLES.out) and `--symbols N`
+prints, for each label, the N functions with the largest marginal inclusive cost per reply
+(the cycles profile minus the no-cycles profile, per symbol, from `callgrind_annotate
+--inclusive=yes`, demangled by `swift demangle` when it is there).
 """
 
 from __future__ import annotations
@@ -19,7 +33,10 @@ import asyncio
 import json
 import os
 import re
+import shlex
+import shutil
 import signal
+import statistics
 import subprocess
 import tempfile
 
@@ -30,7 +47,7 @@ DEPTH = 4
 
 async def page(url: str, cycles: int) -> int:
     replies = 0
-    async with connect(url, max_size=None) as ws:
+    async with connect(url, max_size=None, ping_interval=None, open_timeout=120) as ws:
         next_id = 1
 
         async def call(method: str, params: dict | None = None, wait_event: str | None = None):
@@ -60,14 +77,18 @@ async def page(url: str, cycles: int) -> int:
     return replies
 
 
-def run(bridged: str, extra: list[str], pages: int, cycles: int) -> tuple[int, int]:
-    """(instructions, replies) of one daemon run under callgrind."""
+def run(bridged: str, extra: list[str], pages: int, cycles: int, keep: str | None = None) -> tuple[int, int]:
+    """(instructions, replies) of one daemon run under callgrind; the profile is moved to `keep`."""
     out = tempfile.NamedTemporaryFile(prefix="callgrind-", suffix=".out", delete=False).name
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", bridged,
                              "--port", "0", "--log-level", "warning", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
-    port = int(re.search(r":(\d+)$", line.strip()).group(1))
+    m = re.search(r":(\d+)$", line.strip())
+    if not m:
+        proc.kill()
+        raise RuntimeError(f"{bridged}: no listening line: {line!r} {proc.stderr.read()[-2000:]}")
+    port = int(m.group(1))
 
     async def load():
         counts = await asyncio.gather(*(page(f"ws://127.0.0.1:{port}/bridge", cycles) for _ in range(pages)))
@@ -79,25 +100,107 @@ def run(bridged: str, extra: list[str], pages: int, cycles: int) -> tuple[int, i
     m = re.search(r"Collected : (\d+)", err)
     if not m:
         raise RuntimeError(err[-2000:])
-    os.unlink(out)
+    if keep:
+        shutil.move(out, keep)
+    else:
+        os.unlink(out)
     return int(m.group(1)), replies
+
+
+def inclusive(profile: str) -> dict[str, int]:
+    """Inclusive instructions per function of a callgrind profile."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", profile],
+                          capture_output=True, text=True, check=True).stdout
+    costs: dict[str, int] = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+)\s+(?:\([^)]*\)\s+)?(\S.*)$", line)
+        if not m or ":" not in m.group(2):
+            continue
+        name = m.group(2).split(":", 1)[1].split(" [", 1)[0].strip()
+        costs[name] = costs.get(name, 0) + int(m.group(1).replace(",", ""))
+    return costs
+
+
+def demangle(names: list[str]) -> list[str]:
+    swift = shutil.which("swift")
+    if not swift or not names:
+        return names
+    res = subprocess.run([swift, "demangle", "--simplified", "--compact"], input="\n".join(names),
+                         capture_output=True, text=True)
+    out = res.stdout.splitlines()
+    return out if res.returncode == 0 and len(out) == len(names) else names
+
+
+def print_symbols(label: str, base: str, loaded: str, replies: int, top: int) -> None:
+    a, b = inclusive(base), inclusive(loaded)
+    diff = sorted(((b.get(k, 0) - a.get(k, 0)) / replies, k) for k in set(a) | set(b))
+    diff = [d for d in reversed(diff) if d[0] >= 1][:top]
+    names = demangle([k for _, k in diff])
+    print(f"\n{label}: marginal inclusive instructions per reply, by function")
+    for (cost, _), name in zip(diff, names):
+        print(f"  {cost:10,.0f}  {name[:160]}")
+
+
+def parse_run(spec: str) -> tuple[str, str, list[str]]:
+    words = shlex.split(spec)
+    if not words or "=" not in words[0]:
+        raise SystemExit(f"--run {spec!r}: expected LABEL=PATH [FLAGS...]")
+    label, path = words[0].split("=", 1)
+    return label, path, words[1:]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bridged", default=".build/release/bridged")
+    ap.add_argument("--bridged", default=".build/release/bridged",
+                    help="the binary measured with metrics off and on (without --run)")
+    ap.add_argument("--run", action="append", default=[], metavar="LABEL=PATH [FLAGS]",
+                    help="a configuration to measure (repeatable; the first is the reference)")
     ap.add_argument("--pages", type=int, default=100)
     ap.add_argument("--cycles", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=1, help="measurements of each configuration, interleaved")
+    ap.add_argument("--keep", metavar="DIR", help="keep the callgrind profiles in DIR")
+    ap.add_argument("--symbols", type=int, default=0, metavar="N",
+                    help="print the N dearest functions per reply of each configuration (needs --keep)")
     args = ap.parse_args()
-    results = {}
-    for label, extra in (("metrics off", ["--no-metrics"]), ("metrics on", [])):
-        base_ir, base_replies = run(args.bridged, extra, args.pages, 0)
-        ir, replies = run(args.bridged, extra, args.pages, args.cycles)
-        per_reply = (ir - base_ir) / (replies - base_replies)
-        results[label] = per_reply
-        print(f"{label}: {ir:,} - {base_ir:,} instructions over {replies - base_replies:,} replies = {per_reply:,.0f} per reply")
-    off, on = results["metrics off"], results["metrics on"]
-    print(f"metrics cost {on - off:,.0f} instructions per reply ({(on - off) / off * 100:+.2f} %)")
+    if args.symbols and not args.keep:
+        ap.error("--symbols needs --keep DIR")
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+
+    if args.run:
+        configs = [parse_run(r) for r in args.run]
+    else:
+        configs = [("metrics off", args.bridged, ["--no-metrics"]), ("metrics on", args.bridged, [])]
+    results: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    last: dict[str, tuple[str, str, int]] = {}
+    for r in range(1, args.rounds + 1):
+        for label, path, extra in configs:
+            stem = os.path.join(args.keep, f"{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}-r{r}") if args.keep else None
+            base_keep = f"{stem}-c0.out" if stem else None
+            keep = f"{stem}-c{args.cycles}.out" if stem else None
+            base_ir, base_replies = run(path, extra, args.pages, 0, base_keep)
+            ir, replies = run(path, extra, args.pages, args.cycles, keep)
+            per_reply = (ir - base_ir) / (replies - base_replies)
+            results[label].append(per_reply)
+            if stem:
+                last[label] = (base_keep, keep, replies - base_replies)
+            print(f"{label} (round {r}): {ir:,} - {base_ir:,} instructions over {replies - base_replies:,} replies"
+                  f" = {per_reply:,.0f} per reply", flush=True)
+
+    print()
+    ref_label = configs[0][0]
+    ref = statistics.median(results[ref_label])
+    for label, _, _ in configs:
+        med = statistics.median(results[label])
+        spread = f" (runs {', '.join(f'{x:,.0f}' for x in results[label])})" if args.rounds > 1 else ""
+        rel = "" if label == ref_label else f", {med - ref:+,.0f} ({(med - ref) / ref * 100:+.2f} %) against {ref_label}"
+        print(f"{label}: {med:,.0f} instructions per reply{spread}{rel}")
+    if not args.run:
+        off, on = ref, statistics.median(results["metrics on"])
+        print(f"metrics cost {on - off:,.0f} instructions per reply ({(on - off) / off * 100:+.2f} %)")
+    if args.symbols:
+        for label, (base, loaded, replies) in last.items():
+            print_symbols(label, base, loaded, replies, args.symbols)
 
 
 if __name__ == "__main__":

@@ -47,6 +47,14 @@ public actor BrowserHost {
     private var tabsByTarget: [String: String] = [:]
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
     private var popups: [String: String] = [:]
+    /// Tabs asked to close and not destroyed yet: CDP session id → target id. Chromium drops a
+    /// close that lands while the tab is between two documents (say, during its page's own
+    /// `history.back()` to the `about:blank` below it); such a tab is closed again once its
+    /// document commits.
+    private var closing: [String: String] = [:]
+    /// How often and how many times a close Chromium did not carry out is sent again.
+    static let closeRetryNanoseconds: UInt64 = 250_000_000
+    static let closeRetries = 20
     private var shuttingDown = false
     /// Chromiums that crashed or closed, being stopped and their profiles removed; `shutdown`
     /// waits for them.
@@ -100,6 +108,8 @@ public actor BrowserHost {
     /// Chromium's pid, when it runs.
     public var chromiumPID: Int32? { browser?.process.pid }
     public var tabCount: Int { tabs.count }
+    /// Tabs asked to close whose end Chromium has not reported yet.
+    public var closingTabCount: Int { closing.count }
     public var sessionCount: Int { contexts.count }
 
     private func browserClosed(generation gen: Int) {
@@ -111,6 +121,7 @@ public actor BrowserHost {
         tabsByCDPSession.removeAll()
         tabsByTarget.removeAll()
         popups.removeAll()
+        closing.removeAll()
         retire(b.process, generation: gen, graceSeconds: 1)
         if !shuttingDown { emit(.browserCrashed(sessions: sessions)) }
     }
@@ -150,6 +161,7 @@ public actor BrowserHost {
             if let current = browser, current.generation == b.generation {
                 browser = nil
                 contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
+                closing.removeAll()
                 retire(b.process, generation: b.generation, graceSeconds: 2)
             }
         }
@@ -193,8 +205,10 @@ public actor BrowserHost {
     /// the user agent, the viewport, touch, the script run before every document's own
     /// (`script`), document requests of the main frame stopped for the owner to decide. With
     /// `post`, the first load is that POST (method, body and headers kept).
-    /// Returns once the navigation is under way.
-    public func openTab(session: String, webview: String, url: String, script: String?, post: NavigationRequest? = nil) async throws {
+    /// Returns once the navigation is under way. A tab starts on `about:blank`, which stands for
+    /// the web view below (a page's own `history.back()` to it is a back of the host); the tab of
+    /// a `root` web view (the session's first, nothing below it) keeps no entry before its page.
+    public func openTab(session: String, webview: String, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
         let key = Self.key(session, webview)
@@ -227,9 +241,21 @@ public actor BrowserHost {
             if let script {
                 _ = try await b.cdp.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(script), "runImmediately": true], session: s, timeout: t)
             }
-            let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
-            if let error = nav["errorText"]?.stringValue, !error.isEmpty {
-                throw BrowserError.browser("\(url): \(error)")
+            if root {
+                // The page replaces the `about:blank` entry: nothing is below the root, so its
+                // own `history.back()` at its first entry does nothing, as the host's back does
+                // on a stack of one.
+                let replaced = try await b.cdp.call("Runtime.evaluate", [
+                    "expression": .string("location.replace(\(JSONValue.string(url).jsonString)); true"),
+                ], session: s, timeout: t)
+                if let details = replaced["exceptionDetails"] {
+                    throw BrowserError.browser("\(url): \(details["exception"]?["description"]?.stringValue ?? "cannot be loaded")")
+                }
+            } else {
+                let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
+                if let error = nav["errorText"]?.stringValue, !error.isEmpty {
+                    throw BrowserError.browser("\(url): \(error)")
+                }
             }
         } catch {
             await closeTab(session: session, webview: webview)
@@ -242,7 +268,19 @@ public actor BrowserHost {
         let key = Self.key(session, webview)
         guard let tab = tabs[key] else { return }
         forget(key, tab)
-        _ = try? await browser?.cdp.call("Target.closeTarget", ["targetId": .string(tab.targetId)], timeout: options.callTimeoutSeconds)
+        closing[tab.cdpSession] = tab.targetId
+        guard let cdp = browser?.cdp else { return }
+        _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(tab.targetId)], timeout: options.callTimeoutSeconds)
+        // Until Chromium reports the tab destroyed, the close is sent again now and then (a
+        // dropped close is also sent again as soon as the tab commits its next document).
+        let (s, targetId) = (tab.cdpSession, tab.targetId)
+        Task { [weak self] in
+            for _ in 0..<Self.closeRetries {
+                try? await Task.sleep(nanoseconds: Self.closeRetryNanoseconds)
+                guard let self, await self.closing[s] == targetId else { return }
+                _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: self.options.callTimeoutSeconds)
+            }
+        }
     }
 
     /// A call to a tab, tried again for a while when it lands between two documents (a new
@@ -332,6 +370,10 @@ public actor BrowserHost {
             guard let key = tabsByCDPSession[s], let tab = tabs[key] else {
                 if event.method == "Fetch.requestPaused", let id = event.params["requestId"]?.stringValue {
                     _ = try? await b.cdp.call("Fetch.continueRequest", ["requestId": .string(id)], session: s, timeout: options.callTimeoutSeconds)
+                } else if event.method == "Page.frameNavigated", let targetId = closing[s],
+                          event.params["frame"]?["parentId"] == nil {
+                    // A tab being closed committed a document: the close may have been dropped.
+                    _ = try? await b.cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: options.callTimeoutSeconds)
                 }
                 return
             }
@@ -354,7 +396,10 @@ public actor BrowserHost {
                 emit(.navigationRequested(session: opener.session, webview: opener.webview, request: NavigationRequest(url: url, kind: .windowOpen)))
             }
         case "Target.targetDestroyed":
-            if let targetId = event.params["targetId"]?.stringValue { popups[targetId] = nil }
+            if let targetId = event.params["targetId"]?.stringValue {
+                popups[targetId] = nil
+                if let s = closing.first(where: { $0.value == targetId })?.key { closing[s] = nil }
+            }
         case "Target.targetCrashed":
             guard let targetId = event.params["targetId"]?.stringValue, let key = tabsByTarget[targetId], let tab = tabs[key] else { return }
             emit(.tabCrashed(session: tab.session, webview: tab.webview))

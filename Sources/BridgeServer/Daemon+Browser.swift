@@ -48,6 +48,10 @@ final class BrowserSide {
     var discarded: [String: [UInt8]] = [:]
     /// POSTs that became a new web view: session → url → the request, replayed by its tab.
     var posts: [String: [String: NavigationRequest]] = [:]
+    /// A navigation stopped in a tab before its page's client connected (a meta refresh of 0 s,
+    /// a script that leaves at once): "session\0webview" → the latest one, handed to the page's
+    /// `navigate` path when it claims its web view.
+    var waitingNavigations: [String: NavigationRequest] = [:]
     var bridgeURL = ""
     var moduleURL = ""
 
@@ -224,7 +228,7 @@ extension Daemon {
             Task {
                 do {
                     try await host.createSession(session)
-                    try await host.openTab(session: session, webview: "W1", url: url.isEmpty ? "about:blank" : url, script: script)
+                    try await host.openTab(session: session, webview: "W1", url: url.isEmpty ? "about:blank" : url, script: script, root: true)
                     remote.enqueue { ref.value.completeHeld(client, reply: reply) }
                 } catch {
                     let message = "\(error)"
@@ -239,6 +243,9 @@ extension Daemon {
             }
         case .pageClaimed(let client, let session, let webview):
             b.pages[client] = (session, webview)
+            if let request = b.waitingNavigations.removeValue(forKey: session + "\u{0}" + webview) {
+                remote.enqueue { ref.value.browserEvent(.navigationRequested(session: session, webview: webview, request: request)) }
+            }
         case .request(let client, let id, let method, let session, let target, let params):
             typealias B = Bridge<SystemRandomNumberGenerator>
             if method == "placeholder.snapshot" {
@@ -296,11 +303,13 @@ extension Daemon {
             Task { try? await host.openTab(session: session, webview: webview, url: loadable ? url : "about:blank", script: script, post: post) }
         case "webview.closed":
             guard let webview = params["webview"]?.stringValue else { return }
+            b.waitingNavigations[session + "\u{0}" + webview] = nil
             Task { await host.closeTab(session: session, webview: webview) }
         case "session.closed":
             b.snapshots[session] = nil
             b.discarded[session] = nil
             b.posts[session] = nil
+            b.waitingNavigations = b.waitingNavigations.filter { !$0.key.hasPrefix(session + "\u{0}") }
             Task { await host.closeSession(session) }
         case "stack.changed":
             // Snapshots go with their placeholders.
@@ -339,7 +348,12 @@ extension Daemon {
         case .navigationRequested(let session, let webview, let request):
             // Exactly as the page's own `navigate` event.
             guard let client = bridge.pageClient(session: session, webview: webview) else {
-                logger.warning("\(session) \(webview): a navigation to \(request.url) was stopped, but no page speaks for the web view")
+                if bridge.engine(of: session)?.webViews.contains(where: { $0.id.description == webview }) == true {
+                    // Its page has not connected yet: the navigation waits for it.
+                    b.waitingNavigations[session + "\u{0}" + webview] = request
+                } else {
+                    logger.warning("\(session) \(webview): a navigation to \(request.url) was stopped, but no page speaks for the web view")
+                }
                 return
             }
             if request.method != "GET" {
@@ -350,8 +364,15 @@ extension Daemon {
             feedText(client, JSONValue.object(["event": "navigate", "params": ["url": .string(request.url)]]).serialized())
             perform()
         case .historyBack(let session, let webview):
-            guard let client = bridge.pageClient(session: session, webview: webview) else { return }
-            feedText(client, Array(#"{"event":"back","params":{}}"#.utf8))
+            if let client = bridge.pageClient(session: session, webview: webview) {
+                feedText(client, Array(#"{"event":"back","params":{}}"#.utf8))
+            } else if bridge.engine(of: session)?.top?.id.description == webview {
+                // The traversal ended the page's document, and its connection went first: the
+                // host goes back on its behalf (it was the top, as a page's `back` requires).
+                hostSend(b, ["id": 4, "method": "navigation.back", "params": ["session": .string(session)]])
+            } else {
+                return
+            }
             perform()
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")

@@ -124,7 +124,7 @@ public final class Daemon: TransportDelegate {
         let t = now
         bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, origin: info.origin, at: t)
         noteOrigin(id, info)
-        if recorder != nil { recordInput(.connect(client: id.raw, loopback: info.isLoopbackPeer), at: t) }
+        if recorder != nil { recordInput(.connect(client: id.raw, loopback: info.isLoopbackPeer, origin: info.origin), at: t) }
         perform()
     }
 

@@ -27,7 +27,7 @@ public enum StackDiagram {
     /// connection, or the timer, the sweep, a connection opening or closing.
     public static func describe(_ input: TraceInput) -> String {
         switch input {
-        case .connect(let c, _): return "connection #\(c) opened"
+        case .connect(let c, _, _): return "connection #\(c) opened"
         case .disconnect(let c): return "connection #\(c) closed"
         case .binary(let c): return "binary frame from #\(c)"
         case .timer(let key): return "foreground timer \(key.token) of session \(key.session) fired"

@@ -84,7 +84,7 @@ public enum Replayer {
                 group.append(RecordedInput(input, at: t, random: random))
                 tape.load(random)
                 switch input {
-                case .connect(let c, let loopback): bridge.connected(ClientID(c), isLoopback: loopback, at: t)
+                case .connect(let c, let loopback, let origin): bridge.connected(ClientID(c), isLoopback: loopback, origin: origin, at: t)
                 case .text(let c, let bytes): bridge.received(ClientID(c), text: bytes, at: t)
                 case .binary(let c): bridge.receivedBinary(ClientID(c), at: t)
                 case .disconnect(let c): bridge.disconnected(ClientID(c), at: t)

@@ -24,7 +24,10 @@ public enum TraceFormat {
 
 /// What the daemon fed the protocol state machine.
 public enum TraceInput: Equatable, Sendable {
-    case connect(client: UInt64, loopback: Bool)
+    /// `origin`: the `Origin` header of the WebSocket upgrade, when the client sent one (a
+    /// browser page); a controller's `hello` depends on it (`--allow-controller-origin`).
+    /// Traces written before it was recorded have none.
+    case connect(client: UInt64, loopback: Bool, origin: String? = nil)
     case text(client: UInt64, bytes: [UInt8])
     case binary(client: UInt64)
     case disconnect(client: UInt64)
@@ -83,6 +86,11 @@ public struct TraceHeader: Equatable, Sendable {
     /// The routing configuration's YAML text and the origin it was completed with.
     public var routerYAML: String?
     public var origin: String?
+    /// `--allow-controller-origin`, `--max-url-bytes`, `--max-session-bytes`: they decide
+    /// which requests are refused. Traces written before they were recorded have the defaults.
+    public var controllerOrigins: [String]
+    public var maxURLBytes: Int
+    public var maxSessionBytes: Int
 
     public init(configuration: BridgeConfiguration, routerYAML: String? = nil, origin: String? = nil) {
         format = TraceFormat.version
@@ -92,15 +100,22 @@ public struct TraceHeader: Equatable, Sendable {
         maxSessions = configuration.maxSessions
         sessionIdleSeconds = configuration.sessionIdleSeconds
         controllerToken = configuration.controllerToken
+        controllerOrigins = configuration.controllerOrigins
+        maxURLBytes = configuration.maxURLBytes
+        maxSessionBytes = configuration.maxSessionBytes
         self.routerYAML = routerYAML
         self.origin = origin
     }
 
     public var bridgeConfiguration: BridgeConfiguration {
-        BridgeConfiguration(
+        var c = BridgeConfiguration(
             engine: EngineConfiguration(foregroundTimeoutMs: foregroundTimeoutMs, maxStackDepth: maxStackDepth),
             maxSessions: maxSessions, sessionIdleSeconds: sessionIdleSeconds,
             controllerToken: controllerToken, version: daemonVersion)
+        c.controllerOrigins = controllerOrigins
+        c.maxURLBytes = maxURLBytes
+        c.maxSessionBytes = maxSessionBytes
+        return c
     }
 }
 
@@ -129,6 +144,10 @@ extension TraceHeader {
         o["maxSessions"] = .int(Int64(maxSessions))
         o["sessionIdleS"] = .int(Int64(sessionIdleSeconds))
         if let controllerToken { o["controllerToken"] = .string(controllerToken) }
+        if !controllerOrigins.isEmpty { o["controllerOrigins"] = .array(controllerOrigins.map { .string($0) }) }
+        let defaults = BridgeConfiguration()
+        if maxURLBytes != defaults.maxURLBytes { o["maxURLBytes"] = .int(Int64(maxURLBytes)) }
+        if maxSessionBytes != defaults.maxSessionBytes { o["maxSessionBytes"] = .int(Int64(maxSessionBytes)) }
         if let routerYAML { o["router"] = .string(routerYAML) }
         if let origin { o["origin"] = .string(origin) }
         return JSONValue.object(o).jsonString
@@ -157,6 +176,15 @@ extension TraceHeader {
         h.maxSessions = try int("maxSessions")
         h.sessionIdleSeconds = try int("sessionIdleS")
         h.controllerToken = v["controllerToken"]?.stringValue
+        if let origins = v["controllerOrigins"] {
+            let list = origins.arrayValue?.compactMap(\.stringValue)
+            guard let list, list.count == origins.arrayValue?.count else {
+                throw TraceError(line: 1, "the header's \"controllerOrigins\" is not an array of strings")
+            }
+            h.controllerOrigins = list
+        }
+        if v["maxURLBytes"] != nil { h.maxURLBytes = try int("maxURLBytes") }
+        if v["maxSessionBytes"] != nil { h.maxSessionBytes = try int("maxSessionBytes") }
         h.routerYAML = v["router"]?.stringValue
         h.origin = v["origin"]?.stringValue
         return h
@@ -171,8 +199,9 @@ extension TraceEvent {
         switch self {
         case .input(let input, _, let random):
             switch input {
-            case .connect(let c, let loopback):
+            case .connect(let c, let loopback, let origin):
                 o["k"] = "connect"; o["c"] = .int(Int64(bitPattern: c)); o["loopback"] = .bool(loopback)
+                if let origin { o["origin"] = .string(origin) }
             case .text(let c, let bytes):
                 o["k"] = "in"; o["c"] = .int(Int64(bitPattern: c))
                 if let s = String(validating: bytes, as: UTF8.self) {
@@ -246,7 +275,9 @@ extension TraceEvent {
             }
         }
         switch kind {
-        case "connect": return .input(.connect(client: try client(), loopback: v["loopback"]?.boolValue ?? true), at: t, random: random)
+        case "connect":
+            return .input(.connect(client: try client(), loopback: v["loopback"]?.boolValue ?? true, origin: v["origin"]?.stringValue),
+                          at: t, random: random)
         case "in":
             let bytes: [UInt8]
             if let s = v["text"]?.stringValue {

@@ -19,7 +19,7 @@ struct Recording {
 
     mutating func feed(_ input: TraceInput) {
         switch input {
-        case .connect(let c, let l): bridge.connected(ClientID(c), isLoopback: l, at: now)
+        case .connect(let c, let l, let o): bridge.connected(ClientID(c), isLoopback: l, origin: o, at: now)
         case .text(let c, let b): bridge.received(ClientID(c), text: b, at: now)
         case .binary(let c): bridge.receivedBinary(ClientID(c), at: now)
         case .disconnect(let c): bridge.disconnected(ClientID(c), at: now)
@@ -42,7 +42,7 @@ struct Recording {
         var recorded: [RecordedInput] = []
         for input in inputs {
             switch input {
-            case .connect(let c, let l): bridge.connected(ClientID(c), isLoopback: l, at: now)
+            case .connect(let c, let l, let o): bridge.connected(ClientID(c), isLoopback: l, origin: o, at: now)
             case .text(let c, let b): bridge.received(ClientID(c), text: b, at: now)
             default: Issue.record("not used here")
             }
@@ -114,6 +114,75 @@ struct Recording {
         }
         #expect(inputs == 13)
         #expect(outputs > 20)
+    }
+
+    /// `--allow-controller-origin`: a controller from a browser page of another origin is
+    /// refused, one of the allowed origin accepted. The connect lines carry the origins and the
+    /// header the allowed list, so the replay refuses and accepts the same ones.
+    @Test func controllerRefusedForItsOriginReplaysIdentically() throws {
+        var configuration = BridgeConfiguration()
+        configuration.controllerOrigins = ["http://localhost:5173"]
+        var r = Recording(configuration: configuration)
+        r.feed(.connect(client: 1, loopback: true, origin: "http://evil.example"))
+        r.send(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        r.feed(.connect(client: 2, loopback: true, origin: "http://localhost:5173"))
+        r.send(2, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        r.feed(.connect(client: 3, loopback: true))
+        r.send(3, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#)
+        #expect(r.inbox[1]?.first?["error"]?["code"]?.stringValue == "not-allowed")
+        #expect(r.inbox[2]?.first?["result"] != nil)
+        #expect(r.inbox[3]?.first?["result"] != nil)
+
+        let text = r.text
+        #expect(text.contains(#""origin":"http://evil.example""#))
+        #expect(text.contains(#""controllerOrigins":["http://localhost:5173"]"#))
+        let trace = try Trace.parse(text)
+        #expect(trace.header.controllerOrigins == ["http://localhost:5173"])
+        let origins = trace.events.compactMap { e -> String?? in
+            if case .input(.connect(_, _, let origin), _, _) = e.event { return origin } else { return nil }
+        }
+        #expect(origins == ["http://evil.example", "http://localhost:5173", nil])
+        guard case .identical(let inputs, _) = try Replayer.replay(trace) else {
+            Issue.record("diverged: \(try Replayer.replay(trace))"); return
+        }
+        #expect(inputs == 6)
+
+        // Without the origins (as before they were recorded) the refused controller is
+        // accepted on replay: the first difference is its hello's answer.
+        let stripped = text.replacingOccurrences(of: #","origin":"http://evil.example""#, with: "")
+        guard case .diverged = try Replayer.replay(try Trace.parse(stripped)) else {
+            Issue.record("a trace without the refused controller's origin replayed identically"); return
+        }
+    }
+
+    /// A trace written before connect lines had an origin and the header the limits and the
+    /// allowed origins still reads and replays: no origin, the defaults.
+    @Test func connectLinesWithoutOriginStillReplay() throws {
+        let r = Recording.seed()
+        #expect(!r.text.contains(#""origin""#))
+        #expect(!r.text.contains("controllerOrigins"))
+        let trace = try Trace.parse(r.text)
+        #expect(trace.header.maxURLBytes == BridgeConfiguration().maxURLBytes)
+        #expect(trace.header.maxSessionBytes == BridgeConfiguration().maxSessionBytes)
+        #expect(trace.header.controllerOrigins.isEmpty)
+        let old = try TraceEvent.parse(#"{"t":5,"k":"connect","c":4,"loopback":false}"#, number: 2)
+        #expect(old == .input(.connect(client: 4, loopback: false, origin: nil), at: 5, random: []))
+        guard case .identical = try Replayer.replay(trace) else { Issue.record("the seed trace diverged"); return }
+    }
+
+    /// Limits other than the defaults are in the header, and a replay applies them.
+    @Test func headerCarriesTheLimits() throws {
+        var configuration = BridgeConfiguration()
+        configuration.maxURLBytes = 100
+        configuration.maxSessionBytes = 4096
+        let header = TraceHeader(configuration: configuration)
+        let parsed = try TraceHeader.parse(header.line)
+        #expect(parsed == header)
+        #expect(parsed.bridgeConfiguration.maxURLBytes == 100)
+        #expect(parsed.bridgeConfiguration.maxSessionBytes == 4096)
+        #expect(throws: TraceError.self) {
+            try TraceHeader.parse(#"{"controllerOrigins":[1],"# + header.line.dropFirst())
+        }
     }
 
     /// One frame edited by hand: the replay names that line.

@@ -6,14 +6,18 @@ test_dashboard.py.
 """
 import asyncio
 import http.server
+import json
 import os
+import shutil
 import threading
 import time
 import urllib.parse
 
 import pytest
 
-from bridgeclient import ids
+from websockets.asyncio.client import connect as ws_connect
+
+from bridgeclient import controller, ids
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEMO = os.path.join(REPO, "js-client", "demo")
@@ -166,6 +170,18 @@ async def wait_until(c, session, webview, expression, timeout=TIMEOUT):
     raise AssertionError(f"timed out waiting for {expression!r} in {webview}: {last}")
 
 
+async def until(probe, what, timeout=TIMEOUT):
+    """Awaits `probe()` again and again until it returns something truthy (a state of another
+    process, which sends no event the test could wait on); fails after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await probe()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
 async def evaluate(c, session, webview, expression):
     return (await c.request("webview.evaluate", {"session": session, "webview": webview, "expression": expression}))["value"]
 
@@ -181,3 +197,84 @@ async def create(c, url):
     s = result["session"]
     await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W1")
     return s
+
+
+# ---------------------------------------------------------------------------------------------
+# Chromium's own view: the daemon's Chromium, also reachable on a DevTools port
+
+
+def watched_chromium(directory):
+    """A `--chromium` for the daemon: Debian's chromium with a DevTools port (0: its choice) next
+    to the daemon's pipe, so that a test can ask Chromium itself which contexts and tabs exist."""
+    real = shutil.which("chromium")
+    assert real, "needs Chromium (Debian package 'chromium')"
+    wrapper = os.path.join(str(directory), "chromium-watched")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec {real} --remote-debugging-port=0 "$@"\n')
+    os.chmod(wrapper, 0o755)
+    return wrapper
+
+
+class DevTools:
+    """A second DevTools client of the daemon's Chromium (see `watched_chromium`): it only asks."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.next_id = 1
+
+    @classmethod
+    async def of(cls, daemon, timeout=TIMEOUT):
+        """Connects to the Chromium running under `daemon` once it announced its port."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for pid in descendants(daemon.proc.pid):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        args = f.read().decode(errors="replace").split("\0")
+                except OSError:
+                    continue
+                profile = next((a.split("=", 1)[1] for a in args if a.startswith("--user-data-dir=")), None)
+                if profile and "--type=" not in " ".join(args):
+                    try:
+                        with open(os.path.join(profile, "DevToolsActivePort")) as f:
+                            port, path = f.read().split()[:2]
+                    except (OSError, ValueError):
+                        continue
+                    return cls(await ws_connect(f"ws://127.0.0.1:{port}{path}", max_size=None))
+            assert time.monotonic() < deadline, "the daemon's Chromium never announced its DevTools port"
+            await asyncio.sleep(0.05)
+
+    async def call(self, method, params=None):
+        rid = self.next_id
+        self.next_id += 1
+        await self.ws.send(json.dumps({"id": rid, "method": method, "params": params or {}}))
+        while True:
+            message = json.loads(await asyncio.wait_for(self.ws.recv(), TIMEOUT))
+            if message.get("id") == rid:
+                assert "result" in message, f"{method}: {message}"
+                return message["result"]
+
+    async def contexts(self):
+        """The browser contexts Chromium has (the default one is not listed)."""
+        return set((await self.call("Target.getBrowserContexts"))["browserContextIds"])
+
+    async def pages(self, contexts=None):
+        """Chromium's tabs, [(browserContextId, url)] sorted; only those of `contexts` when given."""
+        infos = (await self.call("Target.getTargets"))["targetInfos"]
+        return sorted((t.get("browserContextId", ""), t["url"]) for t in infos
+                      if t["type"] == "page" and (contexts is None or t.get("browserContextId") in contexts))
+
+    async def close(self):
+        await self.ws.close()
+
+
+async def watched_session(daemon, url, ready):
+    """A controller, a browser session on `url` whose W1 satisfies `ready` (a JS expression), and
+    a DevTools client of the daemon's Chromium (see `watched_chromium`) with that session's
+    browser context, its only one: (controller, session, chromium, context)."""
+    c = await controller(daemon.ws_url)
+    s = await create(c, url)
+    await wait_until(c, s, "W1", ready)
+    chromium = await DevTools.of(daemon)
+    (context,) = await chromium.contexts()
+    return c, s, chromium, context

@@ -6,6 +6,8 @@ PWA again, and the daemon's stack follows: the classic web view is popped and th
 (`products`) is the web view's state again (its placeholder discarded). Forward after Back is a
 new classic navigation: a new web view, claimed by the page that came back. A PWA's own POP
 inside one document stays a POP: the stack does not change.
+
+Last, Forward after Back in a browser session, where each web view is a tab of its own.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ import asyncio
 import pytest
 
 import selenium_support
+from bridgeclient import ids
+from browser_sessions_support import (  # noqa: F401 (site is a fixture)
+    evaluate, site, stack_is, until, wait_until, watched_chromium, watched_session,
+)
 from browser_support import DEMO_DIR, Controller
 from conftest import REPO, start_daemon
 
@@ -163,3 +169,58 @@ def test_back_and_forward_keep_the_stack_in_step_with_the_tab(demo_daemon):
             await ctl.close()
 
     run(scenario())
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward after Back in a browser session (docs/BROWSER.md): each web view is a tab of its own.
+
+
+def test_forward_after_back_in_a_browser_session(daemon_factory, site, tmp_path):
+    """A classic web view's tab is closed when its page's own Back pops it, so a Forward has
+    nothing to come back to: the tab below never left its page and has no entry after it. No web
+    view is pushed and no tab opens. In a PWA, Forward after a back-swap is the page's own POP:
+    the stack stays."""
+    d = daemon_factory("--chromium", watched_chromium(tmp_path), "--foreground-timeout-ms", "60000")
+
+    async def go():
+        c, s, chromium, context = await watched_session(
+            d, site + "/pwa", "document.readyState === 'complete' && !!window.Astro")
+
+        # The PWA: a state (P1 W1), the host's Back (a swap: the page goes back in its history),
+        # then the page's own Forward: a POP inside the document, the stack does not follow.
+        await evaluate(c, s, "W1", "window.next(); 1")
+        await stack_is(c, s, "P1 W1")
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+        await wait_until(c, s, "W1", "window.pops === 1 && location.search === ''")
+        await evaluate(c, s, "W1", "history.forward(); 1")
+        await wait_until(c, s, "W1", "window.pops === 2 && location.search === '?view=1'")
+        assert ids((await c.request("session.get", {"session": s}))["stack"]) == "W1"
+
+        # A classic web view (a tab of its own), left by its page's own Back: popped, tab closed.
+        await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
+        assert await chromium.pages({context}) == sorted([(context, site + "/pwa?view=1"), (context, site + "/second")])
+        await evaluate(c, s, "W2", "setTimeout(() => history.back(), 0); 1")
+        await stack_is(c, s, "W1")
+        await until(lambda: _one_tab(chromium, context), "W2's tab to close")
+
+        # Forward in the tab that is left: no entry after its page, nothing happens. A Back after
+        # it (traversals run in order) shows the page is still the same document.
+        opened = len(c.events("webview.open"))
+        await evaluate(c, s, "W1", "history.forward(); setTimeout(() => history.back(), 0); 1")
+        await wait_until(c, s, "W1", "window.pops === 3 && location.search === ''")
+        got = await c.request("session.get", {"session": s})
+        assert ids(got["stack"]) == "W1" and got["stack"][0]["connected"] is True
+        assert len(c.events("webview.open")) == opened, "Forward pushed no web view"
+        assert await chromium.pages({context}) == [(context, site + "/pwa")], "no tab opened"
+        assert await c.error("webview.evaluate", {"session": s, "webview": "W2", "expression": "1"}) == "unknown-webview"
+        await chromium.close()
+        await c.close()
+
+    run(go())
+
+
+async def _one_tab(chromium, context):
+    return len(await chromium.pages({context})) == 1

@@ -11,7 +11,8 @@ import pytest
 
 from bridgeclient import controller, ids
 from browser_sessions_support import (  # noqa: F401 (site is a fixture)
-    DEMO, TIMEOUT, Pages, alive, create, descendants, evaluate, run, site, stack_is, wait_until,
+    DEMO, TIMEOUT, DevTools, Pages, alive, create, descendants, evaluate, run, site, stack_is, until, wait_until,
+    watched_chromium, watched_session,
 )
 from conftest import http_request
 
@@ -259,20 +260,26 @@ def test_a_profile_left_by_a_killed_daemon_is_removed_by_the_next(daemon_factory
     assert not os.path.exists(current)
 
 
-def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site):
-    d = daemon_factory()
+def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site, tmp_path):
+    # Chromium also listens on a DevTools port of its own, so the test asks Chromium itself.
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
 
     async def go():
         c = await controller(d.ws_url)
         a = await create(c, site + "/holding?id=a1")
+        chromium = await DevTools.of(d)
+        (context_a,) = await chromium.contexts()
         await evaluate(c, a, "W1", f"location.href = '{site}/holding?id=a2'; 1")
         await stack_is(c, a, "W1 W2")
         b = await create(c, site + "/holding?id=b1")
+        (context_b,) = await chromium.contexts() - {context_a}
         deadline = time.monotonic() + TIMEOUT
         while not {"a1", "a2", "b1"} <= Pages.held:
             assert time.monotonic() < deadline, Pages.held
             await asyncio.sleep(0.05)
         assert not Pages.released & {"a1", "a2", "b1"}
+        assert await chromium.pages({context_a, context_b}) == sorted(
+            [(context_a, site + "/holding?id=a1"), (context_a, site + "/holding?id=a2"), (context_b, site + "/holding?id=b1")])
 
         await c.request("session.close", {"session": a})
         # Both of a's tabs (the top one and the one below it) are gone: their connections end.
@@ -281,12 +288,25 @@ def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site):
             assert time.monotonic() < deadline, f"tabs of a closed session still live: {Pages.held - Pages.released}"
             await asyncio.sleep(0.05)
         assert await c.error("webview.evaluate", {"session": a, "webview": "W1", "expression": "1"}) != ""
-        # The other session's tab is untouched.
+        # Its browser context is disposed (Target.disposeBrowserContext): Chromium no longer has it.
+        await until(lambda: _without(chromium, context_a), f"Chromium to dispose of {context_a}")
+        assert await chromium.contexts() == {context_b}
+        # The other session's tab and context are untouched.
+        assert await chromium.pages({context_a, context_b}) == [(context_b, site + "/holding?id=b1")]
         assert await evaluate(c, b, "W1", "document.querySelector('p').textContent") == "b1"
         assert "b1" not in Pages.released
+        await chromium.close()
         await c.close()
 
     run(go())
+
+
+async def _without(chromium, context):
+    return context not in await chromium.contexts()
+
+
+async def _pages_are(chromium, context, expected):
+    return await chromium.pages({context}) == expected
 
 
 def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site):
@@ -312,13 +332,11 @@ def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site
     run(go())
 
 
-def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site):
-    d = daemon_factory()
+def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site, tmp_path):
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
 
     async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, site + "/form")
-        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
         await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
         await stack_is(c, s, "W1 W2")
         await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
@@ -326,6 +344,41 @@ def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site):
         await evaluate(c, s, "W2", "setTimeout(() => history.back(), 0); 1")
         await stack_is(c, s, "W1")
         assert await evaluate(c, s, "W1", "window.alive") == "yes"
+        # W2's tab is closed, though the close reached it in the middle of that traversal.
+        await until(lambda: _pages_are(chromium, context, [(context, site + "/form")]), "W2's tab to close")
+        await chromium.close()
+        await c.close()
+
+    run(go())
+
+
+def test_history_back_on_the_root_web_view_does_nothing(daemon_factory, site, tmp_path):
+    """The contract's back on a stack of one: nothing happens. The root web view's page going back
+    past its own first entry leaves the page, its connection, its tab and the stack as they are
+    (its tab keeps no entry before the page: nothing is below the root)."""
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
+
+    async def go():
+        c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
+        assert await chromium.pages({context}) == [(context, site + "/form")]
+        # A same-document entry first: going back to the page's first entry is its own POP.
+        await evaluate(c, s, "W1", "window.pops = 0; addEventListener('popstate', () => pops++);"
+                                   " history.pushState({}, '', '#a'); history.back(); 1")
+        await wait_until(c, s, "W1", "window.pops === 1 && location.hash === ''")
+        # Back at the first entry, then Forward: traversals run in order, so '#a' comes back in
+        # this same document only if the Back left the page where it was.
+        await evaluate(c, s, "W1", "history.back(); setTimeout(() => history.forward(), 0); 1")
+        await wait_until(c, s, "W1", "window.pops === 2 && location.hash === '#a'")
+        assert await evaluate(c, s, "W1", "window.alive") == "yes"
+        got = await c.request("session.get", {"session": s})
+        assert ids(got["stack"]) == "W1" and got["stack"][0]["connected"] is True
+        assert [e for e in c.events("page.disconnected") if e["session"] == s] == []
+        assert len([e for e in c.events("stack.changed") if e["session"] == s]) == 1, "only session.create's"
+        assert await chromium.pages({context}) == [(context, site + "/form#a")], "no tab opened or lost"
+        # The host's own back on the root: nothing either.
+        r = await c.request("navigation.back", {"session": s})
+        assert r["action"] == "none" and ids(r["stack"]) == "W1"
+        await chromium.close()
         await c.close()
 
     run(go())

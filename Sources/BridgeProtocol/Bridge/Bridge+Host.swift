@@ -47,7 +47,7 @@ extension Bridge {
     /// Sends event `name` (with `session` and `fields`) to the session's subscribers.
     public mutating func hostEvent(session sid: String, _ name: String, _ fields: JSONObject) {
         withSession(sid) { b, s in
-            b.emit(s, name) { w in
+            b.emit(&s, name) { w in
                 for (key, value) in fields {
                     w.key(key); w.write(value)
                 }

@@ -248,9 +248,17 @@ extension Bridge {
     @discardableResult
     mutating func withSession<R, E: Error>(_ sid: String, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
         guard let i = sessions.slot(of: sid) else { return nil }
+        // Moved out and `consume`d back on both paths: a `defer { put(s) }` is not seen as the
+        // last use of `s` and copies the whole session (every field retained, then released).
         var s = sessions.take(i)
-        defer { sessions.put(s, at: i) }
-        return try body(&self, &s)
+        do {
+            let r = try body(&self, &s)
+            sessions.put(consume s, at: i)
+            return r
+        } catch {
+            sessions.put(consume s, at: i)
+            throw error
+        }
     }
 }
 

@@ -66,7 +66,7 @@ extension Bridge {
         for i in start..<index { removed.append(stack[i].id) }
         for i in (index + 1)..<stack.count { removed.append(stack[i].id) }
         for id in removed where id.kind == .webview { stats.back(.pop) }
-        let singleTab = handler(of: "webview.open", in: s) == nil
+        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
         s.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab,
                                nextIDs: IDCounters(webview: 0, placeholder: 0, native: 0)), at: now, into: &list)
     }

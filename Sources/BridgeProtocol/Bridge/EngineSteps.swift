@@ -33,7 +33,7 @@ extension Bridge {
     /// first brought in step with the engine; the transitions from the tree before to the tree
     /// after (or `transitions`, a router action's own) are carried by `stack.changed`.
     mutating func flush(_ list: inout [SessionEffect], _ s: inout Session, cause: String, transitions given: [Transition]? = nil, now: Int64) {
-        let transitions = s.route == nil ? [] : (given ?? syncTree(&s))
+        let transitions = !s.isRouted ? [] : (given ?? syncTree(&s))
         for effect in list {
             switch effect {
             case .sendToPage(let webview, let event):

@@ -1,36 +1,38 @@
 /// Controller events: what each observation of the engine becomes, who receives it, and the
 /// controllers that handle a session's `navigate` and `webview.open`.
 extension Bridge {
+    // (Not inlined into `flush`: inlined, its loop copies every effect through the value witness.)
+    @inline(never)
     mutating func observe(_ s: inout Session, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(s, observation, cause: cause) }
         noteObservation(&s, observation)
         let sid = s.id
         switch observation {
         case .stackChanged:
-            if s.route != nil {
+            if s.isRouted {
                 emitStackChanged(&s, cause: cause, transitions: transitions)
                 return
             }
-            guard hasSubscribers(s, "stack.changed") else { return }
+            guard hasSubscribers(s.subscribers, "stack.changed") else { return }
             let stack = stackJSON(&s)
-            emit(s, "stack.changed") { w in
+            emit(&s, "stack.changed") { w in
                 w.key("stack"); w.raw(stack)
                 w.key("cause"); w.string(cause)
             }
         case .foregroundShown(let webview, let kind, let timeoutMs):
-            emit(s, "foreground.shown") { w in
+            emit(&s, "foreground.shown") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("kind"); w.string(kind.rawValue)
                 w.key("timeoutMs"); w.int(Int64(timeoutMs))
             }
         case .foregroundRemoved(let webview, let reason, let latencyMs):
-            emit(s, "foreground.removed") { w in
+            emit(&s, "foreground.removed") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("reason"); w.string(reason.rawValue)
                 w.key("latencyMs"); w.int(Int64(latencyMs))
             }
         case .pwaRendered(let webview, let removed, let late):
-            emit(s, "pwa-rendered") { w in
+            emit(&s, "pwa-rendered") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("removed"); w.bool(removed)
                 w.key("late"); w.bool(late)
@@ -39,18 +41,18 @@ extension Bridge {
             break  // announced by the page event's handler, with the page's `source`
         case .webviewOpen(let webview, let url, let token):
             let pageUrl = PageURL.withClaim(url, session: sid, webview: webview, token: token)
-            emit(s, "webview.open") { w in
+            emit(&s, "webview.open") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("url"); w.string(url)
                 w.key("token"); w.string(token)
                 w.key("pageUrl"); w.string(pageUrl)
             }
         case .webviewClosed(let webview):
-            emit(s, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
+            emit(&s, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
         case .pageConnected(let webview):
-            emit(s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+            emit(&s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
         case .pageDisconnected(let webview):
-            emit(s, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
+            emit(&s, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
         }
     }
 
@@ -82,14 +84,15 @@ extension Bridge {
     }
 
 
-    func hasSubscribers(_ s: Session, _ name: String) -> Bool {
-        if s.subscribers.contains(where: { $0.filter.allows(name) }) { return true }
+    func hasSubscribers(_ subscribers: [Subscriber], _ name: String) -> Bool {
+        if subscribers.contains(where: { $0.filter.allows(name) }) { return true }
         return allSubscribers.contains { $0.filter.allows(name) }
     }
 
     /// Sends event `name` with `session` and the body's fields to every controller subscribed to
-    /// the session whose filter takes it; each controller gets it once.
-    mutating func emit(_ s: Session, _ name: String, _ body: (inout JSONWriter) -> Void) {
+    /// the session whose filter takes it; each controller gets it once. (`s` is only read; it is
+    /// `inout` so that the session is not copied, 264 bytes, for every event.)
+    mutating func emit(_ s: inout Session, _ name: String, _ body: (inout JSONWriter) -> Void) {
         let sid = s.id
         var recipients: [ClientID] = []
         for sub in s.subscribers where sub.filter.allows(name) { recipients.append(sub.client) }
@@ -109,14 +112,15 @@ extension Bridge {
         sendEventFrame(name, w.bytes, to: recipients)
     }
 
-    /// The earliest-connected controller that handles `name` and is subscribed to the session.
-    func handler(of name: String, in s: Session) -> ClientID? {
+    /// The earliest-connected controller that handles `name` and is subscribed to the session
+    /// (one of the session's `subscribers`, or subscribed to all).
+    func handler(of name: String, among subscribers: [Subscriber]) -> ClientID? {
         var best: (number: Int, client: ClientID)?
         func consider(_ client: ClientID) {
             guard case .controller(let info)? = clients[client]?.role, info.handles.contains(name) else { return }
             if best == nil || info.number < best!.number { best = (info.number, client) }
         }
-        for sub in s.subscribers { consider(sub.client) }
+        for sub in subscribers { consider(sub.client) }
         for sub in allSubscribers { consider(sub.client) }
         return best?.client
     }

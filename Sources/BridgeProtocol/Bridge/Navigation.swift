@@ -35,7 +35,7 @@ extension Bridge {
             }
         case .popToRoot:
             try withExistingSession(p) { b, s in
-                let singleTab = b.handler(of: "webview.open", in: s) == nil
+                let singleTab = b.handler(of: "webview.open", among: s.subscribers) == nil
                 b.run(&s, .popToRoot(singleTab: singleTab), cause: "navigation.popToRoot", now: now) { b, s, result in
                     switch result {
                     case .success(.popToRoot(let removed)):
@@ -64,7 +64,7 @@ extension Bridge {
             failNavigate(client, id: id, url: url, error)
             return
         }
-        if let handler = handler(of: "navigate", in: s) {
+        if let handler = handler(of: "navigate", among: s.subscribers) {
             let sid = s.id
             sendEvent(handler, "navigate") { w in
                 w.key("session"); w.string(sid)
@@ -80,7 +80,7 @@ extension Bridge {
             failNavigate(client, id: id, url: url, error)
             return
         }
-        if s.route != nil {
+        if s.isRouted {
             routeNavigate(&s, from: webview, client: client, url: url, replyTo: id, now: now)
             return
         }
@@ -107,7 +107,7 @@ extension Bridge {
                                 answer: (inout Self, inout Session, Result<SessionReply, EngineError>) -> Void) {
         let saved = rng
         let token = randomHex(bytes: 16)
-        let singleTab = handler(of: "webview.open", in: s) == nil
+        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
         run(&s, .navigateToUrl(url: PageURL.stripClaim(url), token: token, requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             if case .failure = result { b.rng = saved }
             answer(&b, &s, result)
@@ -126,7 +126,7 @@ extension Bridge {
     }
 
     mutating func back(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
-        let singleTab = handler(of: "webview.open", in: s) == nil
+        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
         run(&s, .back(requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             switch result {
             case .success(.back(let action, let removed)):

@@ -53,7 +53,7 @@ extension Bridge {
         case .ping:
             sendResult(client, id: id) { _ in }
         case .deeplinkOpen:
-            guard s.route != nil else {
+            guard s.isRouted else {
                 throw ProtocolError(.unknownMethod, "\"deeplink.open\" needs a routing configuration: start bridged with --config FILE")
             }
             let action = try Self.deeplinkAction(p)
@@ -65,7 +65,7 @@ extension Bridge {
 
     mutating func pageEvent(_ client: ClientID, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
         guard let event = PageEventName(rawValue: name) else {
-            emit(s, "app.event") { w in
+            emit(&s, "app.event") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("name"); w.string(name)
                 w.key("params"); w.write(.object(p.object))
@@ -92,7 +92,7 @@ extension Bridge {
             // The engine's observation is announced here, with the page's `source`.
             run(&s, .pwaNavigated(from: webview, url: url), cause: "pwa-navigated", now: now) { b, s, result in
                 guard case .success = result else { return }
-                b.emit(s, "pwa-navigated") { w in
+                b.emit(&s, "pwa-navigated") { w in
                     w.key("webview"); w.string(webview.description)
                     w.key("url"); w.string(url)
                     if let source { w.key("source"); w.string(source) }

@@ -105,7 +105,7 @@ extension Bridge {
     /// On error nothing has changed.
     mutating func runRouterAction(_ action: RouterAction, on s: inout Session, requester: ItemID?, cause: String, now: Int64,
                                   answer: (inout Self, inout Session, RouterOutcome) -> Void) throws(ProtocolError) {
-        guard let router, s.route != nil else {
+        guard let router, s.isRouted else {
             throw ProtocolError(.unknownMethod, "router methods need a routing configuration (--config)")
         }
         if let requester {
@@ -137,7 +137,7 @@ extension Bridge {
         }
         let removed = outcome.removed.compactMap(ItemID.init(parsing:))
         let newStack = engineStack(route.tree.activeStack, draft)
-        let singleTab = handler(of: "webview.open", in: draft) == nil
+        let singleTab = handler(of: "webview.open", among: draft.subscribers) == nil
         let oldStackIDs = draft.engine.stack.map(\.id)
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
@@ -171,14 +171,14 @@ extension Bridge {
                 effects.append(.close(client, code: 1000, reason: ""))
             }
             s.webTokens[id] = nil
-            emit(s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
+            emit(&s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
         }
         for id in removed { s.webTokens[id] = nil }
         for id in opened {
             guard let token = token(of: id, in: s), let item = route.tree.locate(id.description).flatMap({ route.tree[$0.stack]?[$0.index] }) else { continue }
             let pageUrl = PageURL.withClaim(item.url, session: s.id, webview: id, token: token)
             rememberToken(&s, id, token)
-            emit(s, "webview.open") { w in
+            emit(&s, "webview.open") { w in
                 w.key("webview"); w.string(id.description)
                 w.key("url"); w.string(item.url)
                 w.key("token"); w.string(token)
@@ -187,7 +187,7 @@ extension Bridge {
             }
         }
         if outcome.kind == .external, let url = outcome.externalURL {
-            emit(s, "external.open") { w in
+            emit(&s, "external.open") { w in
                 w.key("url"); w.string(url)
                 if let requester { w.key("webview"); w.string(requester.description) }
             }
@@ -197,10 +197,10 @@ extension Bridge {
 
     /// `stack.changed` with the router's fields, outside an engine flush.
     mutating func emitStackChanged(_ s: inout Session, cause: String, transitions: [Transition]) {
-        guard hasSubscribers(s, "stack.changed") else { return }
+        guard hasSubscribers(s.subscribers, "stack.changed") else { return }
         let stack = stackJSON(&s)
         let tree = s.route?.tree.toJSON() ?? .null
-        emit(s, "stack.changed") { w in
+        emit(&s, "stack.changed") { w in
             w.key("stack"); w.raw(stack)
             w.key("cause"); w.string(cause)
             w.key("transitions"); w.write(.array(transitions.map { $0.toJSON() }))
@@ -285,7 +285,7 @@ extension Bridge {
     /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
     mutating func engineBack(_ s: inout Session, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
         guard let route = s.route, !route.tree.drawerOpen, s.engine.canGoBack else { return false }
-        let singleTab = handler(of: "webview.open", in: s) == nil
+        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
         switch s.engine.handle(.back(requester: nil, singleTab: singleTab), at: now, into: &list) {

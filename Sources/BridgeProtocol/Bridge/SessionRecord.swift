@@ -50,6 +50,11 @@ struct Session {
     var idleSince: Int64?
     /// With a routing configuration: the session's tree of stacks.
     var route: RouteSession?
+    /// Whether the session has a routing tree. (A pattern match: `route != nil` goes through
+    /// `RouteSession`'s `==` and copies the whole tree into a pair of optionals first.)
+    var isRouted: Bool {
+        if case .some = route { true } else { false }
+    }
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] = [:]
     /// Tokens of the web views opened in this session, also after they closed (BridgeHistory.swift).
@@ -73,3 +78,4 @@ extension Session: Equatable {
             && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens
     }
 }
+

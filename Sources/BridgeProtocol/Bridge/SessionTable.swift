@@ -24,13 +24,11 @@ struct SessionTable {
 
     /// Moves the session out of slot `i` (the slot stays reserved until `put`).
     mutating func take(_ i: Int) -> Session {
-        var s: Session?
-        swap(&s, &slots[i])
-        return s!
+        slots[i].take()!
     }
 
     mutating func put(_ session: consuming Session, at i: Int) {
-        slots[i] = session
+        slots[i] = consume session
     }
 
     mutating func insert(_ session: Session) {

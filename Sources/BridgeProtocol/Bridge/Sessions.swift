@@ -35,7 +35,7 @@ extension Bridge {
                 let foreground = extra.bytes
                 var handlers: [(String, String?)] = []
                 for name in ["navigate", "webview.open"] {
-                    if let h = b.handler(of: name, in: s), case .controller(let info)? = b.clients[h]?.role {
+                    if let h = b.handler(of: name, among: s.subscribers), case .controller(let info)? = b.clients[h]?.role {
                         handlers.append((name, info.name))
                     } else {
                         handlers.append((name, nil))
@@ -132,7 +132,7 @@ extension Bridge {
             issueTokens(&s)
         }
         answer(&self, &s)
-        emit(s, "session.created") { _ in }
+        emit(&s, "session.created") { _ in }
         flush(&list, &s, cause: cause, now: now)
         returnEffectStorage(&list)
         sessions.insert(s)
@@ -163,7 +163,7 @@ extension Bridge {
     mutating func closeSession(_ sid: String, reason: String, now: Int64) {
         withSession(sid) { b, s in
             b.run(&s, .close(reason: reason == "closed" ? "session-closed" : reason), cause: "session.close", now: now)
-            b.emit(s, "session.closed") { w in w.key("reason"); w.string(reason) }
+            b.emit(&s, "session.closed") { w in w.key("reason"); w.string(reason) }
         }
         guard let s = sessions.remove(sid) else { return }
         browserSessions.remove(sid)
