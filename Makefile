@@ -106,7 +106,7 @@ fuzz: fuzz-build
 #              integration tests against a daemon built with TSan
 # A report fails the run (halt_on_error). Measured on the 2-core VM under load from other builds
 # (wall time, CPU time in brackets): test-asan's build 16 min [4 min], its Swift tests 1.6 min,
-# its smoke run 1.3 min (49 tests); test-tsan's build about 15 min (load average 20), its Swift
+# its smoke run 1.3 min (49 tests; 2.3 min at load average 20); test-tsan's build about 15 min (load average 20), its Swift
 # tests 8 s (68 tests), its integration run 30 s (32 tests).
 ASAN_SCRATCH := .build-asan
 TSAN_SCRATCH := .build-tsan

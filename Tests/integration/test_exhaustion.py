@@ -1,0 +1,165 @@
+"""Exhaustion, with the daemon's default flags: what a client gets from a daemon at its open-file
+limit, and what one controller's bookkeeping costs with many sessions.
+
+Neither test asserts how fast anything happens on its own: the first compares the daemon's CPU
+time over a window with the window (a spinning daemon uses all of it), the second compares the
+daemon's CPU time for the same requests at two session counts (constant-time bookkeeping costs
+the same; bookkeeping that scans or copies the sessions costs 5 to 10 times more at 10,000 than
+at 1,000), both with margins far from the expected values.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+
+import pytest
+
+from conftest import RawWebSocket
+
+OPEN_FILES = 64  # the daemon's hard (and soft) open-file limit in the first test
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_for_log(d, fragment: str, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fragment in d.stderr():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_at_its_open_file_limit_the_daemon_refuses_cheaply_and_serves_again(daemon_factory, tmp_path, monkeypatch):
+    # The daemon cannot raise its soft limit above a hard limit of 64: with default flags its
+    # connection cap is under it, so it never reaches EMFILE (where libwebsockets 4.1 spins on
+    # accept, logging each failure).
+    real = os.environ.get("BRIDGED_BIN") or str(__import__("conftest").bridged_bin())
+    wrapper = tmp_path / "bridged-64-files"
+    wrapper.write_text(f"""#!{sys.executable}
+import os, resource, sys
+resource.setrlimit(resource.RLIMIT_NOFILE, ({OPEN_FILES}, {OPEN_FILES}))
+os.execv({real!r}, [{real!r}] + sys.argv[1:])
+""")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("BRIDGED_BIN", str(wrapper))
+    d = daemon_factory()
+    # More connections than the daemon has descriptors, all kept open.
+    # (A daemon that stopped accepting leaves them in the listen backlog until it is full; then a
+    # connect waits: the first that does not complete within 2 s ends the loop.)
+    waiting = []
+    for _ in range(2 * OPEN_FILES):
+        try:
+            waiting.append(socket.create_connection((d.connect_host, d.port), timeout=2))
+        except OSError:
+            break
+    try:
+        cpu0, t0 = cpu_seconds(d.proc.pid), time.monotonic()
+        time.sleep(2)  # measuring CPU over a window, not waiting for an event
+        used, window = cpu_seconds(d.proc.pid) - cpu0, time.monotonic() - t0
+        assert used < 0.5 * window, f"{used:.2f} s of CPU in {window:.2f} s with clients waiting: accept spins"
+        log = d.stderr()
+        at_emfile = "errno 24" in log or "Too many open files" in log  # (a bool: pytest would diff the log)
+        assert not at_emfile, f"the daemon reached its open-file limit: {log.count(chr(10))} log lines, ending {log[-500:]}"
+        assert wait_for_log(d, "connection cap reached")
+        assert d.stderr().count("connection cap reached") <= 1 + (time.monotonic() - t0) / 10 + 1
+    finally:
+        for s in waiting:
+            s.close()
+    # Below the cap again: a WebSocket client is served.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            ws = RawWebSocket.to(d)
+            break
+        except (ConnectionError, ConnectionRefusedError, OSError):
+            assert time.monotonic() < deadline, "no connection served after the flood ended"
+            time.sleep(0.1)
+    ws.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "controller"}}))
+    assert "result" in json.loads(ws.recv_message()[1])
+    ws.close()
+
+
+def pipelined(ws: RawWebSocket, frames: list[dict]) -> list[dict]:
+    """Sends every frame, then reads one reply per frame (in order: one connection's requests are
+    answered in order; events between them are skipped)."""
+    ws.sock.sendall(b"".join(frame_bytes(json.dumps(f).encode()) for f in frames))
+    replies = []
+    while len(replies) < len(frames):
+        frame = json.loads(ws.recv_message()[1])
+        if "id" in frame:  # (not the session.created / session.closed events)
+            replies.append(frame)
+    return replies
+
+
+def frame_bytes(payload: bytes) -> bytes:
+    n = len(payload)
+    head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
+    return head + b"\x00\x00\x00\x00" + payload  # zero mask: the payload as is
+
+
+def create(ws, n: int, first_id: int) -> list[str]:
+    out = []
+    for start in range(0, n, 1000):
+        batch = [{"id": first_id + start + i, "method": "session.create", "params": {}} for i in range(min(1000, n - start))]
+        for r in pipelined(ws, batch):
+            assert "result" in r, r
+            out.append(r["result"]["session"])
+    return out
+
+
+def close(ws, sessions: list[str], first_id: int) -> None:
+    for start in range(0, len(sessions), 1000):
+        batch = [{"id": first_id + start + i, "method": "session.close", "params": {"session": sid}}
+                 for i, sid in enumerate(sessions[start:start + 1000])]
+        for r in pipelined(ws, batch):
+            assert "result" in r, r
+
+
+# Known failure: the daemon's bookkeeping is not constant time yet. `Bridge.handleRequest` keeps
+# a copy of the requesting client (`guard let c = clients[client]`, `case .controller(let info)`)
+# for the whole request, so when `session.create` (which subscribes its creator) or
+# `session.close` updates the controller's `ControllerInfo.sessions` through `modifyController`,
+# that set is shared and is copied whole: O(sessions the controller created) per call (perf:
+# `_NativeSet.copy` and the retains and releases of its strings are 80 % of the daemon's time
+# at 15,000 sessions). Strict: the test fails as soon as the cost is constant, so that this mark
+# is removed with the fix.
+@pytest.mark.xfail(strict=True, reason="session.create/close copy the controller's subscription set (O(n) per call)")
+def test_one_controllers_session_create_and_close_cost_the_same_at_1000_and_10000_sessions(daemon_factory):
+    batch = 3000
+    # (No keepalive: this client does not answer pings, and the setup may take a while.)
+    d = daemon_factory("--max-sessions", "20000", "--ping-interval-s", "3600", "--ping-timeout-s", "7200")
+    ws = RawWebSocket.to(d, timeout=300)
+    ws.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "controller"}}))
+    assert "result" in json.loads(ws.recv_message()[1])
+    pid = d.proc.pid
+
+    def cost(work) -> float:
+        c0 = cpu_seconds(pid)
+        work()
+        return cpu_seconds(pid) - c0
+
+    create(ws, 1000, 10)  # held: 1,000
+    few: list[str] = []
+    early_create = cost(lambda: few.extend(create(ws, batch, 100_000)))
+    early_close = cost(lambda: close(ws, few, 200_000))
+    create(ws, 9000, 300_000)  # held: 10,000
+    many: list[str] = []
+    late_create = cost(lambda: many.extend(create(ws, batch, 400_000)))
+    late_close = cost(lambda: close(ws, many, 500_000))
+    ws.close()
+    # Constant time per call: about the same CPU at 10,000 as at 1,000 sessions. The margin (2.5x,
+    # plus 50 ms for the clock's 10 ms ticks) is far above what cache misses of a larger table
+    # cost, and below the 5.6x (create) and 7.4x (close) measured with the per-call set copy.
+    detail = (f"{batch} session.create: {early_create:.2f} s of CPU at 1,000 sessions, {late_create:.2f} s at 10,000; "
+              f"{batch} session.close: {early_close:.2f} s, {late_close:.2f} s")
+    print(detail)
+    assert late_create <= 2.5 * early_create + 0.05, detail
+    assert late_close <= 2.5 * early_close + 0.05, detail
