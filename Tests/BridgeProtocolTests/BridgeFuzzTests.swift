@@ -338,7 +338,7 @@ struct Fuzzer {
                 }
             }
             // (With a routing configuration a page may wait on a web view of an inactive stack.)
-            for (w, _) in s.pages where s.engine.webView(w) == nil && s.route?.tree.locate(w.description) == nil {
+            for (w, _) in s.pages where s.engine.webView(w) == nil && s.tree?.locate(w) == nil {
                 violations.append("\(sid): a page for \(w), on no stack")
             }
         }

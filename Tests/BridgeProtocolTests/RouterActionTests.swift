@@ -7,7 +7,7 @@ import Testing
 
     /// A session with a hand-built tree; new ids start at 100.
     func session(_ tree: NavigationTree) -> RouteSession {
-        var ids = ItemIDs()
+        var ids = ItemIDAllocator()
         ids.nextWebview = 100
         ids.nextPlaceholder = 100
         ids.nextNative = 100
@@ -38,7 +38,7 @@ import Testing
         #expect(s.tree.tabs.map(\.name) == ["home", "search", "account"])
         #expect(s.tree.activeTab == 0)
         #expect(s.tree.tabs[0].items == [
-            RouteStackItem(id: "W1", kind: .webview, url: "https://shop.example/app/home", route: "home", title: "Home")
+            RouteStackItem(id: "W1", url: "https://shop.example/app/home", route: "home", title: "Home")
         ])
         #expect(RouterFixture.ids(s.tree.tabs[1].items) == ["W2"])
         #expect(s.tree.tabs[2].items[0].kind == .native)
@@ -57,7 +57,7 @@ import Testing
         let r = try Router(config: RouterConfig(webBase: "http://127.0.0.1:8787/app"))
         let s = try r.makeSession(rootURL: "http://127.0.0.1:8787/app/index.html")
         #expect(s.tree.tabs.map(\.name) == ["main"])
-        #expect(s.tree.tabs[0].items == [RouteStackItem(id: "W1", kind: .webview, url: "http://127.0.0.1:8787/app/index.html")])
+        #expect(s.tree.tabs[0].items == [RouteStackItem(id: "W1", url: "http://127.0.0.1:8787/app/index.html")])
         #expect(try r.makeSession().tree.tabs[0].items[0].url == "http://127.0.0.1:8787/app/")
     }
 
@@ -68,7 +68,7 @@ import Testing
         let out = try perform(nav("tt://products/42", context: ["from": "banner"]), &s)
         #expect(out.kind == .push)
         let n = RouteStackItem(
-            id: "N2", kind: .native, url: "tt://products/42", screen: "ProductScreen", route: "product",
+            id: "N2", url: "tt://products/42", screen: "ProductScreen", route: "product",
             params: ["product_id": "42"], title: "Product", context: ["from": "banner"])
         #expect(out.item == n)
         #expect(RouterFixture.ids(s.tree.tabs[0].items) == ["W1", "N2"])
@@ -92,7 +92,7 @@ import Testing
         #expect(RouterFixture.ids(s.tree.tabs[1].items) == ["W2", "W3"])
         // An explicit stack wins over the route's tab.
         let explicit = try perform(nav("tt://products/9", stack: .stack(.tab("account"))), &s)
-        #expect(RouterFixture.ids(s.tree.tabs[2].items) == ["N1", explicit.item!.id])
+        #expect(RouterFixture.ids(s.tree.tabs[2].items) == ["N1", explicit.item!.id.description])
         #expect(s.tree.activeTabName == "account")
     }
 
@@ -118,9 +118,9 @@ import Testing
         let out = try perform(nav("tt://products/42"), &s)
         #expect(s.tree.modal.isEmpty)
         #expect(out.removed == ["W3", "N2"])
-        let cart = RouteStackItem(id: "N2", kind: .native, url: "tt://cart", screen: "CartScreen", route: "cart")
+        let cart = RouteStackItem(id: "N2", url: "tt://cart", screen: "CartScreen", route: "cart")
         let reviews = RouteStackItem(
-            id: "W3", kind: .webview, url: "https://shop.example/app/products/1/reviews", route: "product_reviews",
+            id: "W3", url: "https://shop.example/app/products/1/reviews", route: "product_reviews",
             params: ["product_id": "1"])
         #expect(out.transitions == [
             .change(stack: .modal, popped: [reviews, cart], pushed: []),  // inactive branch first
@@ -341,7 +341,7 @@ import Testing
         // The root can be replaced too.
         var root = session(RouterFixture.tree(home: ["W1"]))
         let r = try perform(.replace(.url("os://landing"), stack: nil, context: nil), &root)
-        #expect(RouterFixture.ids(root.tree.tabs[0].items) == [r.item!.id])
+        #expect(RouterFixture.ids(root.tree.tabs[0].items) == [r.item!.id.description])
         // An empty modal stack cannot be replaced in.
         #expect(throws: RouterError.self) { try router.apply(.replace(.url("os://x"), stack: .stack(.modal), context: nil), on: &root) }
     }

@@ -44,8 +44,8 @@ enum RouterFixture {
     }
 
     static func item(_ id: String, _ url: String = "", of: String? = nil) -> RouteStackItem {
-        let kind: RouteStackItem.Kind = id.hasPrefix("W") ? .webview : id.hasPrefix("P") ? .placeholder : .native
-        return RouteStackItem(id: id, kind: kind, url: url.isEmpty ? "https://shop.example/app/\(id)" : url, of: of)
+        RouteStackItem(id: ItemID(stringLiteral: id), url: url.isEmpty ? "https://shop.example/app/\(id)" : url,
+                       of: of.map { ItemID(stringLiteral: $0) })
     }
 
     /// A tree from id lists: `tree(home: ["W1"], search: ["W2"], account: ["N1"], active: 0)`.
@@ -62,5 +62,13 @@ enum RouterFixture {
             activeTab: active, modal: modal.map { item($0) }, drawerOpen: drawer)
     }
 
-    static func ids(_ items: [RouteStackItem]) -> [String] { items.map(\.id) }
+    static func ids(_ items: [RouteStackItem]) -> [String] { items.map(\.id.description) }
+}
+
+/// Item ids written as in the contract (`"W1"`, `"P2"`) in test expectations and fixtures.
+extension ItemID: ExpressibleByStringLiteral {
+    public init(stringLiteral text: String) {
+        guard let id = ItemID(parsing: text) else { preconditionFailure("'\(text)' is no item id") }
+        self = id
+    }
 }

@@ -40,7 +40,7 @@ import Testing
         let id = s.tree.activeStackID
         var items = s.tree[id]!
         guard let top = items.last, top.kind == .webview else { return }
-        let p = RouteStackItem(id: s.ids.next(.placeholder), kind: .placeholder, url: top.url, of: top.id)
+        let p = RouteStackItem(id: s.ids.next(.placeholder), url: top.url, of: top.id)
         items.insert(p, at: items.count - 1)
         s.tree[id] = items
     }
@@ -49,7 +49,7 @@ import Testing
         await propertyCheck(count: 300, input: Gen.int(in: 0...9999).array(of: 0...40), Gen.bool) { (xs: [Int], flag: Bool) async throws in
             let router = RouterFixture.router(nativeProduct: flag, external: flag ? .open : .push, back: flag ? .none : .initialTab, maxDepth: 5)
             var s = try router.makeSession()
-            var seenIDs: Set<String> = Set(s.tree.stackIDs.flatMap { s.tree[$0]!.map(\.id) })
+            var seenIDs: Set<ItemID> = Set(s.tree.stackIDs.flatMap { s.tree[$0]!.map(\.id) })
             for x in xs {
                 guard let action = Self.step(x) else {
                     Self.pwaNavigate(&s)

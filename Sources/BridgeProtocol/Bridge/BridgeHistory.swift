@@ -67,8 +67,7 @@ extension Bridge {
         for i in (index + 1)..<stack.count { removed.append(stack[i].id) }
         for id in removed where id.kind == .webview { stats.back(.pop) }
         let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
-        s.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab,
-                               nextIDs: IDCounters(webview: 0, placeholder: 0, native: 0)), at: now, into: &list)
+        s.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab), at: now, into: &list)
     }
 
     /// A history `hello` claiming a web view that is no longer on the stack (Forward after

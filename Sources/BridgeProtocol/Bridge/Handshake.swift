@@ -89,7 +89,7 @@ extension Bridge {
 
     mutating func writeHelloResult(_ client: ClientID, id: Int64, _ s: inout Session, webview: ItemID) {
         guard let token = token(of: webview, in: s) else { return }
-        let routeItem = s.route.flatMap { r in r.tree.locate(webview.description).flatMap { r.tree[$0.stack]?[$0.index] } }
+        let routeItem = s.tree.flatMap { t in t.locate(webview).flatMap { t[$0.stack]?[$0.index] } }
         guard let url = s.engine.webView(webview)?.url ?? routeItem?.url else { return }
         let mode = s.engine.webView(webview)?.mode ?? .classic
         let stack = stackJSON(&s)

@@ -29,7 +29,7 @@ extension Bridge {
     /// After a router action computed on a copy: every url and title within `maxURLBytes`, the
     /// whole session within `maxSessionBytes`.
     func checkHeld(_ s: Session) throws(ProtocolError) {
-        if let tree = s.route?.tree {
+        if let tree = s.tree {
             for stack in tree.stackIDs {
                 for item in tree[stack] ?? [] {
                     try checkURL(item.url, "url")
@@ -60,7 +60,7 @@ extension Session {
             case .native: break
             }
         }
-        guard let tree = route?.tree else { return engineBytes }
+        guard let tree else { return engineBytes }
         var treeBytes = 0
         var activeBytes = 0
         for stack in tree.stackIDs {

@@ -9,23 +9,28 @@ extension Bridge {
     // MARK: Sessions
 
     /// A new session's tree: the configured tabs with the page (or `url`) as the initial tab's
-    /// root `W1`; a tree of one tab `main` when the url is no screen of the app.
-    func makeRouteSession(router: Router, url: String) -> RouteSession {
-        if !url.isEmpty, let s = try? router.makeSession(rootURL: url),
-           let root = s.tree.activeStack.first, root.id == "W1", root.kind == .webview {
-            return s
+    /// root `W1`; a tree of one tab `main` when the url is no screen of the app. Ids are drawn
+    /// from `ids` (the new session's allocator, whose first web view is the engine's root).
+    func makeRouteTree(router: Router, url: String, ids: inout ItemIDAllocator) -> NavigationTree {
+        if !url.isEmpty {
+            var draft = ids
+            if let tree = try? router.makeTree(rootURL: url, ids: &draft),
+               let root = tree.activeStack.first, root.id == ids.peek(.webview) {
+                ids = draft
+                return tree
+            }
         }
-        var ids = ItemIDs()
-        let w1 = RouteStackItem(id: ids.next(.webview), kind: .webview, url: url)
-        return RouteSession(tree: NavigationTree(tabs: [TabStack(name: "main", items: [w1])]), ids: ids)
+        let w1 = RouteStackItem(id: ids.next(.webview), url: url)
+        return NavigationTree(tabs: [TabStack(name: "main", items: [w1])])
     }
 
     /// Tokens for every web view of the tree that has none yet (tab roots created up front).
     mutating func issueTokens(_ s: inout Session) {
-        guard let tree = s.route?.tree else { return }
+        guard let tree = s.tree else { return }
         for stack in tree.stackIDs {
             for item in tree[stack] ?? [] where item.kind == .webview {
-                guard let id = ItemID(parsing: item.id), s.webTokens[id] == nil else { continue }
+                let id = item.id
+                guard s.webTokens[id] == nil else { continue }
                 s.webTokens[id] = s.engine.webView(id)?.token ?? randomHex(bytes: 16)
             }
         }
@@ -39,7 +44,7 @@ extension Bridge {
     /// Whether the web view exists in the session at all (active stack or another stack).
     func exists(_ webview: ItemID, in s: Session) -> Bool {
         if s.engine.webView(webview) != nil { return true }
-        return s.route?.tree.locate(webview.description) != nil
+        return s.tree?.locate(webview) != nil
     }
 
     // MARK: Keeping the tree in step with the engine
@@ -47,39 +52,35 @@ extension Bridge {
     /// Writes the engine's stack into the tree's active stack, keeping each surviving item's
     /// routing data. Returns the transitions from the tree before to the tree after.
     func syncTree(_ s: inout Session) -> [Transition] {
-        guard var route = s.route else { return [] }
-        let before = route.tree
-        let old = Dictionary(route.tree.activeStack.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        guard var tree = s.tree else { return [] }
+        let before = tree
+        let old = Dictionary(tree.activeStack.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         let items = s.engine.stack.map { item -> RouteStackItem in
-            var r = old[item.id.description] ?? RouteStackItem(id: item.id.description, kind: .webview, url: item.url)
+            var r = old[item.id] ?? RouteStackItem(id: item.id, url: item.url)
             switch item {
             case .webview(let w):
-                r.kind = .webview
                 r.url = w.url
                 if let t = w.title { r.title = t }
             case .placeholder(let p):
-                r.kind = .placeholder
                 r.url = p.url
-                r.of = p.of.description
+                r.of = p.of
                 if let t = p.title { r.title = t }
             case .native(let n):
-                r.kind = .native
                 r.url = n.url
             }
             return r
         }
-        route.tree[route.tree.activeStackID] = items
-        route.ids.raise(to: s.engine.nextIDs)
-        s.route = route
-        guard before != route.tree else { return [] }
-        return TreeDiff.diff(before, route.tree)
+        tree[tree.activeStackID] = items
+        s.tree = tree
+        guard before != tree else { return [] }
+        return TreeDiff.diff(before, tree)
     }
 
     /// The engine's items for a stack of the tree: known items as the engine has them, new ones
     /// made from the tree (web views with their tokens and whether a page speaks for them).
     func engineStack(_ items: [RouteStackItem], _ s: Session) -> [StackItem] {
-        items.compactMap { r -> StackItem? in
-            guard let id = ItemID(parsing: r.id) else { return nil }
+        items.map { r -> StackItem in
+            let id = r.id
             if let i = s.engine.index(of: id) {
                 var item = s.engine.stack[i]
                 if case .native = item { item = .native(NativeScreen(id: id, url: r.url)) }
@@ -90,7 +91,7 @@ extension Bridge {
                 return .webview(WebView(id: id, mode: .classic, url: r.url, title: r.title,
                                         connected: s.pages[id] != nil, token: s.webTokens[id] ?? ""))
             case .placeholder:
-                return .placeholder(Placeholder(id: id, of: r.of.flatMap(ItemID.init(parsing:)) ?? id, url: r.url, title: r.title))
+                return .placeholder(Placeholder(id: id, of: r.of ?? id, url: r.url, title: r.title))
             case .native:
                 return .native(NativeScreen(id: id, url: r.url))
             }
@@ -116,32 +117,31 @@ extension Bridge {
         var draft = s
         let savedRNG = rng
         _ = syncTree(&draft)
-        let before = draft.route!.tree
-        var route = draft.route!
-        route.ids.raise(to: draft.engine.nextIDs)
+        let before = draft.tree!
+        var tree = before
         let outcome: RouterOutcome
         do {
-            outcome = try router.apply(action, on: &route)
+            outcome = try router.apply(action, on: &tree, ids: &draft.engine.itemIDs)
         } catch {
             throw ProtocolError(error)
         }
-        draft.route = route
+        draft.tree = tree
         issueTokens(&draft)
 
         // Web views that are new to the session, anywhere in the tree.
         var opened: [ItemID] = []
-        for stack in route.tree.stackIDs {
-            for item in route.tree[stack] ?? [] where item.kind == .webview && before.locate(item.id) == nil {
-                if let id = ItemID(parsing: item.id) { opened.append(id) }
+        for stack in tree.stackIDs {
+            for item in tree[stack] ?? [] where item.kind == .webview && before.locate(item.id) == nil {
+                opened.append(item.id)
             }
         }
-        let removed = outcome.removed.compactMap(ItemID.init(parsing:))
-        let newStack = engineStack(route.tree.activeStack, draft)
+        let removed = outcome.removed
+        let newStack = engineStack(tree.activeStack, draft)
         let singleTab = handler(of: "webview.open", among: draft.subscribers) == nil
         let oldStackIDs = draft.engine.stack.map(\.id)
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
-        let adopted = draft.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab, nextIDs: route.ids.counters),
+        let adopted = draft.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab),
                                           at: now, into: &list)
         if case .failure(let e) = adopted {
             rng = savedRNG
@@ -175,7 +175,7 @@ extension Bridge {
         }
         for id in removed { s.webTokens[id] = nil }
         for id in opened {
-            guard let token = token(of: id, in: s), let item = route.tree.locate(id.description).flatMap({ route.tree[$0.stack]?[$0.index] }) else { continue }
+            guard let token = token(of: id, in: s), let item = tree.locate(id).flatMap({ tree[$0.stack]?[$0.index] }) else { continue }
             let pageUrl = PageURL.withClaim(item.url, session: s.id, webview: id, token: token)
             rememberToken(&s, id, token)
             emit(&s, "webview.open") { w in
@@ -199,7 +199,7 @@ extension Bridge {
     mutating func emitStackChanged(_ s: inout Session, cause: String, transitions: [Transition]) {
         guard hasSubscribers(s.subscribers, "stack.changed") else { return }
         let stack = stackJSON(&s)
-        let tree = s.route?.tree.toJSON() ?? .null
+        let tree = s.tree?.toJSON() ?? .null
         emit(&s, "stack.changed") { w in
             w.key("stack"); w.raw(stack)
             w.key("cause"); w.string(cause)
@@ -247,7 +247,7 @@ extension Bridge {
         case .get:
             try withExistingSession(p) { b, s in
                 _ = b.syncTree(&s)
-                let tree = s.route!.tree.toJSON()
+                let tree = s.tree!.toJSON()
                 let stack = b.stackJSON(&s)
                 b.sendResult(client, id: id) { w in
                     w.key("tree"); w.write(tree)
@@ -284,14 +284,14 @@ extension Bridge {
     /// algorithm (so the page is told to go back and the placeholder's foreground is shown).
     /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
     mutating func engineBack(_ s: inout Session, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
-        guard let route = s.route, !route.tree.drawerOpen, s.engine.canGoBack else { return false }
+        guard let tree = s.tree, !tree.drawerOpen, s.engine.canGoBack else { return false }
         let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
         switch s.engine.handle(.back(requester: nil, singleTab: singleTab), at: now, into: &list) {
         case .success(.back(let action, let removed)):
             let transitions = syncTree(&s)
-            let after = s.route!.tree
+            let after = s.tree!
             for r in removed { s.webTokens[r] = nil }
             let stack = stackJSON(&s)
             sendResult(client, id: id) { w in

@@ -54,12 +54,13 @@ struct Session {
     var subscribers: [Subscriber] = []
     /// When the last connection left (microseconds); nil while one is there.
     var idleSince: Int64?
-    /// With a routing configuration: the session's tree of stacks.
-    var route: RouteSession?
-    /// Whether the session has a routing tree. (A pattern match: `route != nil` goes through
-    /// `RouteSession`'s `==` and copies the whole tree into a pair of optionals first.)
+    /// With a routing configuration: the session's tree of stacks. Its items' ids come from the
+    /// engine's allocator (`engine.itemIDs`), the session's only one.
+    var tree: NavigationTree?
+    /// Whether the session has a routing tree. (A pattern match: `tree != nil` goes through
+    /// `NavigationTree`'s `==` and copies the whole tree into a pair of optionals first.)
     var isRouted: Bool {
-        if case .some = route { true } else { false }
+        if case .some = tree { true } else { false }
     }
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] = [:]
@@ -80,7 +81,7 @@ extension Session: Equatable {
     /// Equal state; the JSON cache is not compared.
     static func == (a: Session, b: Session) -> Bool {
         a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
-            && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.route == b.route
+            && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.tree == b.tree
             && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens
     }
 }

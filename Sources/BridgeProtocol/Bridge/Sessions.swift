@@ -120,15 +120,20 @@ extension Bridge {
         sessionIDBySerial[serial] = sid
         let token = randomHex(bytes: 16)
         var rootURL = url
+        // With a router, the tree is drawn first on a copy of the engine's allocator: its root is
+        // the `W1` the engine creates next, and the copy (W1 and every other tab root drawn)
+        // becomes the engine's allocator once the root exists.
+        var routeIDs = s.engine.itemIDs
         if let router {
-            let route = makeRouteSession(router: router, url: url)
-            rootURL = route.tree.activeStack.first?.url ?? url
-            s.route = route
+            let tree = makeRouteTree(router: router, url: url, ids: &routeIDs)
+            rootURL = tree.activeStack.first?.url ?? url
+            s.tree = tree
         }
         var list = takeEffectStorage()
         s.engine.handle(.createRoot(url: rootURL, token: token, connected: page != nil), at: now, into: &list)
-        if let route = s.route {
-            s.engine.handle(.adopt(stack: s.engine.stack, removed: [], singleTab: true, nextIDs: route.ids.counters), at: now, into: &list)
+        if s.isRouted {
+            s.engine.itemIDs = routeIDs
+            s.engine.handle(.adopt(stack: s.engine.stack, removed: [], singleTab: true), at: now, into: &list)
             issueTokens(&s)
         }
         answer(&self, &s)

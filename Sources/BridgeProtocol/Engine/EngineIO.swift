@@ -32,22 +32,9 @@ public enum SessionInput: Equatable, Sendable {
     /// Takes `stack` as the new stack (a router action changed it: a tab selected, a modal
     /// presented, items pushed, popped or replaced). `removed` are the ids the action took out
     /// of the session altogether (pages of removed web views are told and closed); web views
-    /// that only moved out of the active stack keep their pages. `nextIDs` keeps the id counters
-    /// shared with the router (each only grows).
-    case adopt(stack: [StackItem], removed: [ItemID], singleTab: Bool, nextIDs: IDCounters)
-}
-
-/// The next number of each id kind; ids are never reused within a session.
-public struct IDCounters: Equatable, Sendable {
-    public var webview: Int
-    public var placeholder: Int
-    public var native: Int
-
-    public init(webview: Int = 1, placeholder: Int = 1, native: Int = 1) {
-        self.webview = webview
-        self.placeholder = placeholder
-        self.native = native
-    }
+    /// that only moved out of the active stack keep their pages. The new items' ids were drawn
+    /// from this engine's `ids` (the router draws from the same allocator).
+    case adopt(stack: [StackItem], removed: [ItemID], singleTab: Bool)
 }
 
 /// Errors leave the state exactly as it was.

@@ -4,8 +4,17 @@
 /// reused within a session, so a message about a popped item can always be told apart from one
 /// about a live item.
 public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public enum Kind: UInt8, Sendable {
+    public enum Kind: UInt8, Sendable, CaseIterable {
         case webview, placeholder, native
+
+        /// The kind's name on the wire (`"kind"` of a tree item): `webview`, `placeholder`, `native`.
+        public var name: String {
+            switch self {
+            case .webview: "webview"
+            case .placeholder: "placeholder"
+            case .native: "native"
+            }
+        }
 
         public var letter: Character {
             switch self {
@@ -56,6 +65,42 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
 
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool {
         (lhs.kind.rawValue, lhs.number) < (rhs.kind.rawValue, rhs.number)
+    }
+}
+
+/// The one source of item ids of a session: the next number of each kind. The engine owns it
+/// (`SessionEngine.itemIDs`) and the router draws from the same value (`Router.apply(_:on:ids:)`),
+/// so an id drawn by either is never drawn again by the other; numbers only grow.
+public struct ItemIDAllocator: Hashable, Sendable {
+    public var nextWebview = 1
+    public var nextPlaceholder = 1
+    public var nextNative = 1
+
+    public init() {}
+
+    /// Draws the next id of `kind`.
+    @inline(__always)
+    public mutating func next(_ kind: ItemID.Kind) -> ItemID {
+        switch kind {
+        case .webview:
+            defer { nextWebview += 1 }
+            return ItemID(.webview, nextWebview)
+        case .placeholder:
+            defer { nextPlaceholder += 1 }
+            return ItemID(.placeholder, nextPlaceholder)
+        case .native:
+            defer { nextNative += 1 }
+            return ItemID(.native, nextNative)
+        }
+    }
+
+    /// The id `next(kind)` would draw, without drawing it.
+    public func peek(_ kind: ItemID.Kind) -> ItemID {
+        switch kind {
+        case .webview: ItemID(.webview, nextWebview)
+        case .placeholder: ItemID(.placeholder, nextPlaceholder)
+        case .native: ItemID(.native, nextNative)
+        }
     }
 }
 

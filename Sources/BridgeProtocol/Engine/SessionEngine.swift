@@ -26,9 +26,8 @@ public struct SessionEngine: Equatable, Sendable {
     /// Counts every change of an item or of the list, so a host can cache renderings.
     public private(set) var version: UInt64 = 0
 
-    private var nextWebView = 1
-    private var nextPlaceholder = 1
-    private var nextNative = 1
+    /// The session's item ids; a router drawing ids for this session draws from this value.
+    public internal(set) var itemIDs = ItemIDAllocator()
     private var nextTimer: UInt64 = 1
 
     public init(configuration: EngineConfiguration = EngineConfiguration()) {
@@ -103,19 +102,18 @@ public struct SessionEngine: Equatable, Sendable {
             return try timerFired(token, now: now, into: &effects)
         case .close(let reason):
             return try close(reason: reason, now: now, into: &effects)
-        case .adopt(let newStack, let removed, let singleTab, let next):
-            return try adopt(newStack, removed: removed, singleTab: singleTab, next: next, now: now, into: &effects)
+        case .adopt(let newStack, let removed, let singleTab):
+            return try adopt(newStack, removed: removed, singleTab: singleTab, now: now, into: &effects)
         }
     }
 
     // MARK: - Pages
 
     private mutating func createRoot(url: String, token: String, connected: Bool, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
-        guard stack.isEmpty, nextWebView == 1 else {
+        guard stack.isEmpty, itemIDs.nextWebview == 1 else {
             throw .conflict("the session already has a root web view")
         }
-        let id = ItemID.webview(nextWebView)
-        nextWebView += 1
+        let id = itemIDs.next(.webview)
         stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: connected, token: token)))
         version &+= 1
         let reply = SessionReply.created(webview: id)
@@ -162,8 +160,7 @@ public struct SessionEngine: Equatable, Sendable {
         }
         // The web view is on top: move it off the stack rather than copy it.
         guard case .webview(var w) = stack.removeLast() else { preconditionFailure("\(id) is not a web view") }
-        let placeholder = Placeholder(id: .placeholder(nextPlaceholder), of: id, url: w.url, title: w.title)
-        nextPlaceholder += 1
+        let placeholder = Placeholder(id: itemIDs.next(.placeholder), of: id, url: w.url, title: w.title)
         if let url { w.url = url }
         if let title { w.title = title }
         w.mode = .pwa
@@ -226,8 +223,7 @@ public struct SessionEngine: Equatable, Sendable {
             throw error
         }
         let previousTop = topID.flatMap { stack[stack.count - 1].webViewIsConnected ? $0 : nil }
-        let id = ItemID.webview(nextWebView)
-        nextWebView += 1
+        let id = itemIDs.next(.webview)
         stack.append(.webview(WebView(id: id, mode: .classic, url: url, connected: false, token: token)))
         version &+= 1
         let reply = SessionReply.navigateToUrl(webview: id, token: token)
@@ -250,8 +246,7 @@ public struct SessionEngine: Equatable, Sendable {
         if let error = checkPush(requester: requester, what: "a native screen") {
             throw error
         }
-        let id = ItemID.native(nextNative)
-        nextNative += 1
+        let id = itemIDs.next(.native)
         stack.append(.native(NativeScreen(id: id, url: url)))
         version &+= 1
         let reply = SessionReply.pushNative(screen: id)
@@ -372,12 +367,7 @@ public struct SessionEngine: Equatable, Sendable {
 
     // MARK: - Router
 
-    /// The id counters, for a router that creates items of this session.
-    public var nextIDs: IDCounters {
-        IDCounters(webview: nextWebView, placeholder: nextPlaceholder, native: nextNative)
-    }
-
-    private mutating func adopt(_ newStack: [StackItem], removed: [ItemID], singleTab: Bool, next: IDCounters, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
+    private mutating func adopt(_ newStack: [StackItem], removed: [ItemID], singleTab: Bool, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard !newStack.isEmpty, !(newStack.last!.isPlaceholder) else {
             throw .invalid("a stack must not be empty nor end with a placeholder")
         }
@@ -385,9 +375,6 @@ public struct SessionEngine: Equatable, Sendable {
         let oldTop = old.last?.webview
         stack = newStack
         version &+= 1
-        nextWebView = max(nextWebView, next.webview)
-        nextPlaceholder = max(nextPlaceholder, next.placeholder)
-        nextNative = max(nextNative, next.native)
         let reply = SessionReply.adopted
         if let fg = foreground {
             if removed.contains(fg.webview) {

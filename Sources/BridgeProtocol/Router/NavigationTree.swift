@@ -25,20 +25,16 @@ public enum StackID: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One item of a stack. Ids follow the contract: `W1…` web views, `P1…` placeholders,
-/// `N1…` native screens, per session, never reused.
+/// `N1…` native screens, per session, never reused; the id's kind is the item's kind.
 public struct RouteStackItem: Sendable, Equatable {
-    public enum Kind: String, Sendable, Equatable, CaseIterable {
-        case webview
-        case placeholder
-        case native
-    }
+    public typealias Kind = ItemID.Kind
 
-    public var id: String
-    public var kind: Kind
+    public var id: ItemID
+    public var kind: Kind { id.kind }
     /// Web view: the page URL. Native: the URL that opened it. Placeholder: the snapshot URL.
     public var url: String
     /// Placeholder: the web view it belongs to.
-    public var of: String?
+    public var of: ItemID?
     /// Native: the screen name.
     public var screen: String?
     /// The route name, when a route matched.
@@ -50,11 +46,10 @@ public struct RouteStackItem: Sendable, Equatable {
     public var context: JSONValue?
 
     public init(
-        id: String, kind: Kind, url: String, of: String? = nil, screen: String? = nil, route: String? = nil,
+        id: ItemID, url: String, of: ItemID? = nil, screen: String? = nil, route: String? = nil,
         params: [String: String] = [:], title: String? = nil, context: JSONValue? = nil
     ) {
         self.id = id
-        self.kind = kind
         self.url = url
         self.of = of
         self.screen = screen
@@ -66,8 +61,8 @@ public struct RouteStackItem: Sendable, Equatable {
 
     /// `{"id","kind","url"}` plus `of`, `screen`, `route`, `params`, `title`, `context` when set.
     public func toJSON() -> JSONValue {
-        var o: JSONObject = ["id": .string(id), "kind": .string(kind.rawValue), "url": .string(url)]
-        if let of { o["of"] = .string(of) }
+        var o: JSONObject = ["id": .string(id.description), "kind": .string(kind.name), "url": .string(url)]
+        if let of { o["of"] = .string(of.description) }
         if let screen { o["screen"] = .string(screen) }
         if let route { o["route"] = .string(route) }
         if !params.isEmpty { o["params"] = jsonObject(params) }
@@ -139,7 +134,7 @@ public struct NavigationTree: Sendable, Equatable {
     }
 
     /// Where an item is: its stack and index.
-    public func locate(_ id: String) -> (stack: StackID, index: Int)? {
+    public func locate(_ id: ItemID) -> (stack: StackID, index: Int)? {
         for stack in stackIDs {
             if let i = self[stack]!.firstIndex(where: { $0.id == id }) { return (stack, i) }
         }
@@ -151,7 +146,7 @@ public struct NavigationTree: Sendable, Equatable {
         if tabs.isEmpty { return "no tabs" }
         if !tabs.indices.contains(activeTab) { return "active tab \(activeTab) out of range" }
         var names: Set<String> = []
-        var ids: Set<String> = []
+        var ids: Set<ItemID> = []
         for stack in stackIDs {
             if case .tab(let name) = stack, !names.insert(name).inserted { return "tab '\(name)' twice" }
             let items = self[stack]!
@@ -175,49 +170,13 @@ public struct NavigationTree: Sendable, Equatable {
     }
 }
 
-/// The per-session id counters (generational, never reused).
-public struct ItemIDs: Sendable, Equatable {
-    public var nextWebview: Int = 1
-    public var nextPlaceholder: Int = 1
-    public var nextNative: Int = 1
-
-    public init() {}
-
-    public mutating func next(_ kind: RouteStackItem.Kind) -> String {
-        switch kind {
-        case .webview:
-            defer { nextWebview += 1 }
-            return "W\(nextWebview)"
-        case .placeholder:
-            defer { nextPlaceholder += 1 }
-            return "P\(nextPlaceholder)"
-        case .native:
-            defer { nextNative += 1 }
-            return "N\(nextNative)"
-        }
-    }
-}
-
-extension ItemIDs {
-    /// The counters as the engine takes them.
-    public var counters: IDCounters {
-        IDCounters(webview: nextWebview, placeholder: nextPlaceholder, native: nextNative)
-    }
-
-    /// Raises each counter to at least the engine's (ids are never reused within a session).
-    public mutating func raise(to engine: IDCounters) {
-        nextWebview = max(nextWebview, engine.webview)
-        nextPlaceholder = max(nextPlaceholder, engine.placeholder)
-        nextNative = max(nextNative, engine.native)
-    }
-}
-
-/// What the router keeps per session: the tree and the id counters.
+/// A router session on its own (tests, tools): the tree and the allocator its ids come from.
+/// In the daemon the tree lives in the session and the allocator is the engine's.
 public struct RouteSession: Sendable, Equatable {
     public var tree: NavigationTree
-    public var ids: ItemIDs
+    public var ids: ItemIDAllocator
 
-    public init(tree: NavigationTree, ids: ItemIDs) {
+    public init(tree: NavigationTree, ids: ItemIDAllocator) {
         self.tree = tree
         self.ids = ids
     }

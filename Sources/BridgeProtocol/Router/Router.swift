@@ -338,7 +338,14 @@ public struct Router: Sendable {
     /// session's first web view is `W1`), the initial tab selected. `rootURL` (the page that
     /// created the session) replaces the initial tab's configured root.
     public func makeSession(rootURL: String? = nil) throws(RouterError) -> RouteSession {
-        var ids = ItemIDs()
+        var ids = ItemIDAllocator()
+        let tree = try makeTree(rootURL: rootURL, ids: &ids)
+        return RouteSession(tree: tree, ids: ids)
+    }
+
+    /// A new session's tree, its items' ids drawn from `ids` (unchanged on error).
+    public func makeTree(rootURL: String? = nil, ids allocator: inout ItemIDAllocator) throws(RouterError) -> NavigationTree {
+        var ids = allocator
         var stacks: [TabStack] = tabs.map { TabStack(name: $0.name, items: []) }
         let initialIndex = tabs.firstIndex { $0.name == initialTab }!
         var order = Array(tabs.indices)
@@ -352,20 +359,21 @@ public struct Router: Sendable {
             }
             stacks[i].items = [item]
         }
-        return RouteSession(tree: NavigationTree(tabs: stacks, activeTab: initialIndex), ids: ids)
+        allocator = ids
+        return NavigationTree(tabs: stacks, activeTab: initialIndex)
     }
 
     /// A new stack item for a resolution; `nil` for an external screen.
-    func makeItem(_ r: Resolution, context: JSONValue?, ids: inout ItemIDs, title: String? = nil) -> RouteStackItem? {
+    func makeItem(_ r: Resolution, context: JSONValue?, ids: inout ItemIDAllocator, title: String? = nil) -> RouteStackItem? {
         switch r.screen {
         case .external: return nil
         case .native(let screen):
             return RouteStackItem(
-                id: ids.next(.native), kind: .native, url: r.route.url, screen: screen, route: r.route.name,
+                id: ids.next(.native), url: r.route.url, screen: screen, route: r.route.name,
                 params: r.route.params, title: r.title ?? title, context: context)
         case .webview(let url):
             return RouteStackItem(
-                id: ids.next(.webview), kind: .webview, url: url, route: r.route.name, params: r.route.params,
+                id: ids.next(.webview), url: url, route: r.route.name, params: r.route.params,
                 title: r.title ?? title, context: context)
         }
     }

@@ -21,7 +21,7 @@ public enum RouterAction: Sendable, Equatable {
     case goBack
     /// Merge into an item's params (the active stack's top by default); new values win, `nil`
     /// removes a key.
-    case setParams([String: String?], item: String?)
+    case setParams([String: String?], item: ItemID?)
     /// Go to a route: to the given stack, else the route's (modal, or its tab), else the active
     /// one; if that stack already holds the same screen (same route and path parameters, or
     /// the same URL for a plain page), pop back to it and merge its params; else push.
@@ -189,10 +189,12 @@ public enum RouterAction: Sendable, Equatable {
                     throw .invalidParams("setParams: params.\(k) must be a string, a number, a boolean or null")
                 }
             }
-            var item: String?
+            var item: ItemID?
             if let v = o["item"], !v.isNull {
                 guard let s = v.stringValue else { throw .invalidParams("setParams: 'item' must be an item id") }
-                item = s
+                // An id that is no id names no item: the same error as an unknown one.
+                guard let id = ItemID(parsing: s) else { throw .invalidParams("no item '\(s)' in the navigation tree") }
+                item = id
             }
             self = .setParams(params, item: item)
         default:

@@ -29,7 +29,7 @@ public struct RouterOutcome: Sendable, Equatable {
 
     public var kind: Kind
     /// Ids of the items removed from the tree, top first.
-    public var removed: [String]
+    public var removed: [ItemID]
     /// The item now on top of the stack the action worked on (the new screen for a push).
     public var item: RouteStackItem?
     /// How the target URL resolved (navigate, push, replace; the last screen of a reset).
@@ -46,7 +46,7 @@ public struct RouterOutcome: Sendable, Equatable {
     public func toJSON() -> JSONValue {
         [
             "action": .string(kind.rawValue),
-            "removed": .array(removed.map { .string($0) }),
+            "removed": .array(removed.map { .string($0.description) }),
             "item": item?.toJSON() ?? .null,
             "route": resolution?.toJSON() ?? .null,
             "external": externalURL.map { .string($0) } ?? .null,
@@ -74,6 +74,17 @@ extension Router {
         return result
     }
 
+    /// Applies an action to a tree whose new items draw their ids from `ids` (in the daemon:
+    /// the session engine's allocator, so router and engine never draw the same id). On error
+    /// neither changes.
+    public func apply(_ action: RouterAction, on tree: inout NavigationTree, ids: inout ItemIDAllocator) throws(RouterError) -> RouterOutcome {
+        var s = RouteSession(tree: tree, ids: ids)
+        let result = try apply(action, on: &s)
+        tree = s.tree
+        ids = s.ids
+        return result
+    }
+
     /// Resolves a target without touching any session.
     public func resolve(_ target: RouteTarget) throws(RouterError) -> Resolution {
         switch target {
@@ -82,7 +93,7 @@ extension Router {
         }
     }
 
-    private func outcome(_ kind: RouterOutcome.Kind, removed: [String] = [], item: RouteStackItem? = nil, resolution: Resolution? = nil, tree: NavigationTree) -> RouterOutcome {
+    private func outcome(_ kind: RouterOutcome.Kind, removed: [ItemID] = [], item: RouteStackItem? = nil, resolution: Resolution? = nil, tree: NavigationTree) -> RouterOutcome {
         RouterOutcome(kind: kind, removed: removed, item: item, resolution: resolution, externalURL: nil, transitions: [], tree: tree)
     }
 
@@ -208,7 +219,7 @@ extension Router {
     /// Makes a stack visible before a screen is added to it: a tab is selected and the modal
     /// dismissed; the drawer closes.
     /// Returns the ids of the dismissed modal items, top first.
-    private func show(_ stack: StackID, _ tree: inout NavigationTree) -> [String] {
+    private func show(_ stack: StackID, _ tree: inout NavigationTree) -> [ItemID] {
         tree.drawerOpen = false
         guard case .tab(let name) = stack else { return [] }
         let dismissed = tree.modal.reversed().map(\.id)
@@ -237,7 +248,7 @@ extension Router {
         let dest = try stackID(ref ?? r.stack.map { .stack($0) } ?? .active, s.tree)
         let dismissed = show(dest, &s.tree)
         var items = s.tree[dest]!
-        var removed: [String] = []
+        var removed: [ItemID] = []
         if reuse, let i = sameScreen(r, in: items) {
             removed = items[(i + 1)...].reversed().map(\.id)
             items.removeSubrange((i + 1)...)
@@ -276,7 +287,7 @@ extension Router {
 
     private func popScreens(_ dest: StackID, count: Int, _ tree: inout NavigationTree) -> RouterOutcome {
         var items = tree[dest]!
-        var removed: [String] = []
+        var removed: [ItemID] = []
         var popped = 0
         let keepOne = dest != .modal
         while popped < count, !items.isEmpty {

@@ -90,7 +90,7 @@ public enum TreeDiff {
     }
 
     static func diffStack(_ stack: StackID, _ old: [RouteStackItem], _ new: [RouteStackItem]) -> [Transition] {
-        var newIndex: [String: Int] = [:]
+        var newIndex: [ItemID: Int] = [:]
         for (i, item) in new.enumerated() { newIndex[item.id] = i }
         // Old items also in the new stack, in old order, as their new positions; the kept ones
         // are a longest increasing subsequence of those positions.
@@ -106,7 +106,7 @@ public enum TreeDiff {
         case (0, 1): out.append(.push(stack: stack, item: pushed[0]))
         default: out.append(.change(stack: stack, popped: popped, pushed: pushed))
         }
-        var oldByID: [String: RouteStackItem] = [:]
+        var oldByID: [ItemID: RouteStackItem] = [:]
         for item in old { oldByID[item.id] = item }
         for item in new where kept.contains(item.id) && oldByID[item.id] != item {
             out.append(.update(stack: stack, item: item))
