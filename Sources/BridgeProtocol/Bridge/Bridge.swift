@@ -184,8 +184,21 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
 extension Bridge {
     mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
-        guard let c = clients[client] else { return }
         let p = Params(params)
+        // A controller's request is handled without a copy of its record in scope: the record
+        // holds the set of sessions it subscribed to, and `session.create`/`session.close`
+        // change that set in place, which a live copy would turn into a copy of the whole set
+        // (O(sessions) per call).
+        if let observer = clients[client]?.role.controllerObserver {
+            do throws(ProtocolError) {
+                if observer { try checkObserver(method) }
+                try controllerRequest(client, id: id, method: method, p, now: now)
+            } catch {
+                sendError(client, id: id, error)
+            }
+            return
+        }
+        guard let c = clients[client] else { return }
         switch c.role {
         case .fresh:
             guard method == "hello" else {
@@ -214,13 +227,8 @@ extension Bridge {
             } else {
                 sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
             }
-        case .controller(let info):
-            do throws(ProtocolError) {
-                if info.observer { try checkObserver(method) }
-                try controllerRequest(client, id: id, method: method, p, now: now)
-            } catch {
-                sendError(client, id: id, error)
-            }
+        case .controller:
+            return  // handled above
         }
     }
 
