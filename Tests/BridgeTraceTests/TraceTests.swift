@@ -1,4 +1,5 @@
 import Foundation
+import BridgeConfig
 import BridgeProtocol
 import Testing
 @testable import BridgeTrace
@@ -12,9 +13,10 @@ struct Recording {
     var now: Int64 = 5_000_000
     var inbox: [UInt64: [JSONValue]] = [:]
 
-    init(configuration: BridgeConfiguration = BridgeConfiguration()) {
-        bridge = Bridge(configuration: configuration, random: TapeRandom(SystemRandomNumberGenerator(), tape: tape))
-        lines = [TraceHeader(configuration: configuration).line]
+    init(configuration: BridgeConfiguration = BridgeConfiguration(), routerYAML: String? = nil) {
+        let router = routerYAML.map { try! RouterConfigFile.router(yaml: $0) }
+        bridge = Bridge(configuration: configuration, router: router, random: TapeRandom(SystemRandomNumberGenerator(), tape: tape))
+        lines = [TraceHeader(configuration: configuration, routerYAML: routerYAML).line]
     }
 
     mutating func feed(_ input: TraceInput) {
@@ -114,6 +116,38 @@ struct Recording {
         }
         #expect(inputs == 13)
         #expect(outputs > 20)
+    }
+
+    /// A routed session where the engine (navigateToUrl, pwa-navigate) and the router
+    /// (deeplink.open) both create items: ids come from the session's one allocator, and the
+    /// replay draws the same ones.
+    @Test func routedSessionReplaysToTheSameIDs() throws {
+        let yaml = """
+            version: 1
+            web_base: http://h/app/
+            tabs:
+              - {name: home, url: "http://h/app/"}
+              - {name: more, url: "http://h/app/more"}
+            """
+        var r = Recording(routerYAML: yaml)
+        r.feed(.connect(client: 1, loopback: true))
+        r.send(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        r.send(1, #"{"id":2,"method":"session.subscribe","params":{}}"#)
+        r.feed(.connect(client: 2, loopback: true))
+        r.send(2, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#)
+        let sid = r.inbox[2]![0]["result"]!["session"]!.stringValue!
+        r.send(2, #"{"id":2,"method":"pwa-navigate","params":{"url":"http://h/app/#/a"}}"#)
+        r.send(1, #"{"id":3,"method":"navigation.navigateToUrl","params":{"session":"\#(sid)","url":"http://h/app/x"}}"#)
+        r.send(1, #"{"id":4,"method":"deeplink.open","params":{"session":"\#(sid)","url":"http://h/app/y"}}"#)
+        r.send(1, #"{"id":5,"method":"navigation.navigateToUrl","params":{"session":"\#(sid)","url":"http://h/app/z"}}"#)
+        let replies = r.inbox[1]!.filter { $0["id"] != nil }
+        #expect(replies.first { $0["id"] == 3 }?["result"]?["webview"] == "W3")
+        #expect(replies.first { $0["id"] == 4 }?["result"]?["item"]?["id"] == "W4")
+        #expect(replies.first { $0["id"] == 5 }?["result"]?["webview"] == "W5")
+        let stack = replies.first { $0["id"] == 5 }?["result"]?["stack"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(stack == ["P1", "W1", "W3", "W4", "W5"], "\(String(describing: stack))")
+        let outcome = try Replayer.replay(try Trace.parse(r.text))
+        guard case .identical = outcome else { Issue.record("diverged: \(outcome)"); return }
     }
 
     /// `--allow-controller-origin`: a controller from a browser page of another origin is
