@@ -28,6 +28,7 @@ import struct
 import subprocess
 import tempfile
 import threading
+import time
 
 import pytest
 
@@ -236,6 +237,16 @@ def status_of(response: bytes) -> int:
 
 
 OP_CONT, OP_TEXT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
+
+
+def wait_for_log(d, fragment: str, timeout: float = 30.0) -> bool:
+    """Whether `fragment` shows up in daemon `d`'s stderr within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fragment in d.stderr():
+            return True
+        time.sleep(0.05)
+    return False
 
 
 class RawWebSocket:

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import (OP_CLOSE, Closed, RawWebSocket, raw_http, start_daemon, status_of)
+from conftest import (OP_CLOSE, Closed, RawWebSocket, raw_http, start_daemon, status_of, wait_for_log)
 
 
 def hello_page(ws, url="http://127.0.0.1/app/"):
@@ -29,15 +29,6 @@ def complete(response: bytes) -> bool:
     head, sep, body = response.partition(b"\r\n\r\n")
     m = re.search(rb"(?i)content-length:\s*(\d+)", head)
     return bool(sep) and m is not None and len(body) >= int(m.group(1))
-
-
-def wait_for_log(d, fragment, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fragment in d.stderr():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 # --- 2. one big message is not a slow reader ------------------------------------------------------
@@ -363,17 +354,23 @@ def test_an_unmasked_continuation_gets_1002_and_frames_before_it_are_answered(da
     ws.close()
 
 
-def test_frames_pipelined_behind_the_upgrade_are_answered(daemon):
-    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
-    hello = json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page",
-                                                              "url": "http://127.0.0.1/app/"}}).encode()
-    s.sendall(upgrade_request(daemon) + frame(OP_TEXT, hello) + frame(OP_TEXT, ping_request(2)))
+def upgrade_with_frames(s: socket.socket, daemon, frames: bytes) -> RawWebSocket:
+    """Sends the upgrade request and `frames` in one write; returns the WebSocket after its 101."""
+    s.sendall(upgrade_request(daemon) + frames)
     ws = RawWebSocket.__new__(RawWebSocket)
     ws.sock, ws.buf = s, b""
     while b"\r\n\r\n" not in ws.buf:
         ws.buf += s.recv(4096)
     head, _, ws.buf = ws.buf.partition(b"\r\n\r\n")
     assert status_of(head) == 101
+    return ws
+
+
+def test_frames_pipelined_behind_the_upgrade_are_answered(daemon):
+    s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
+    hello = json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page",
+                                                              "url": "http://127.0.0.1/app/"}}).encode()
+    ws = upgrade_with_frames(s, daemon, frame(OP_TEXT, hello) + frame(OP_TEXT, ping_request(2)))
     assert reply_id(ws) == 1
     assert reply_id(ws) == 2
     ws.close()
@@ -381,13 +378,7 @@ def test_frames_pipelined_behind_the_upgrade_are_answered(daemon):
 
 def test_an_unmasked_frame_pipelined_behind_the_upgrade_gets_1002(daemon):
     s = socket.create_connection((daemon.connect_host, daemon.port), timeout=10)
-    s.sendall(upgrade_request(daemon) + frame(OP_TEXT, ping_request(1), masked=False))
-    ws = RawWebSocket.__new__(RawWebSocket)
-    ws.sock, ws.buf = s, b""
-    while b"\r\n\r\n" not in ws.buf:
-        ws.buf += s.recv(4096)
-    head, _, ws.buf = ws.buf.partition(b"\r\n\r\n")
-    assert status_of(head) == 101
+    ws = upgrade_with_frames(s, daemon, frame(OP_TEXT, ping_request(1), masked=False))
     assert ws.recv_close_code() == 1002
     ws.close()
 

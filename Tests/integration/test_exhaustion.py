@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from conftest import RawWebSocket
+from conftest import RawWebSocket, wait_for_log
 
 OPEN_FILES = 64  # the daemon's hard (and soft) open-file limit in the first test
 
@@ -26,15 +26,6 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_for_log(d, fragment: str, timeout: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if fragment in d.stderr():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_at_its_open_file_limit_the_daemon_refuses_cheaply_and_serves_again(daemon_factory, tmp_path, monkeypatch):
