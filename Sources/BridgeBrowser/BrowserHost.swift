@@ -14,7 +14,7 @@ import Glibc
 public actor BrowserHost {
     struct Tab {
         var session: String
-        var webview: String
+        var webview: ItemID
         var targetId: String
         var cdpSession: String
         /// The tab's own load (the first navigation, or a reload the host asked for) is let
@@ -39,14 +39,13 @@ public actor BrowserHost {
     private var starting: Task<Browser, any Error>?
     /// session id → browser context id
     private var contexts: [String: String] = [:]
-    /// "session\u{0}webview" → tab
-    private var tabs: [String: Tab] = [:]
+    private var tabs: [TabKey: Tab] = [:]
     /// CDP session id → tab key
-    private var tabsByCDPSession: [String: String] = [:]
+    private var tabsByCDPSession: [String: TabKey] = [:]
     /// target id → tab key
-    private var tabsByTarget: [String: String] = [:]
+    private var tabsByTarget: [String: TabKey] = [:]
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
-    private var popups: [String: String] = [:]
+    private var popups: [String: TabKey] = [:]
     /// Tabs asked to close and not destroyed yet: CDP session id → target id. Chromium drops a
     /// close that lands while the tab is between two documents (say, during its page's own
     /// `history.back()` to the `about:blank` below it); such a tab is closed again once its
@@ -65,8 +64,6 @@ public actor BrowserHost {
         self.emit = events
         signal(SIGPIPE, SIG_IGN)
     }
-
-    static func key(_ session: String, _ webview: String) -> String { session + "\u{0}" + webview }
 
     // MARK: the process
 
@@ -193,13 +190,13 @@ public actor BrowserHost {
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
-    private func forget(_ key: String, _ tab: Tab) {
+    private func forget(_ key: TabKey, _ tab: Tab) {
         tabs[key] = nil
         tabsByCDPSession[tab.cdpSession] = nil
         tabsByTarget[tab.targetId] = nil
     }
 
-    public func hasTab(session: String, webview: String) -> Bool { tabs[Self.key(session, webview)] != nil }
+    public func hasTab(session: String, webview: ItemID) -> Bool { tabs[TabKey(session, webview)] != nil }
 
     /// Opens a tab for `webview` of `session` on `url`, dressed as a phone web view of the app:
     /// the user agent, the viewport, touch, the script run before every document's own
@@ -208,10 +205,10 @@ public actor BrowserHost {
     /// Returns once the navigation is under way. A tab starts on `about:blank`, which stands for
     /// the web view below (a page's own `history.back()` to it is a back of the host); the tab of
     /// a `root` web view (the session's first, nothing below it) keeps no entry before its page.
-    public func openTab(session: String, webview: String, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws {
+    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
-        let key = Self.key(session, webview)
+        let key = TabKey(session, webview)
         if tabs[key] != nil { throw BrowserError.browser("web view \(webview) already has a tab") }
         let t = options.callTimeoutSeconds
         let created = try await b.cdp.call("Target.createTarget", ["url": "about:blank", "browserContextId": .string(context)], timeout: t)
@@ -264,8 +261,8 @@ public actor BrowserHost {
     }
 
     /// Closes the tab of `webview` (nothing when it has none).
-    public func closeTab(session: String, webview: String) async {
-        let key = Self.key(session, webview)
+    public func closeTab(session: String, webview: ItemID) async {
+        let key = TabKey(session, webview)
         guard let tab = tabs[key] else { return }
         forget(key, tab)
         closing[tab.cdpSession] = tab.targetId
@@ -297,16 +294,16 @@ public actor BrowserHost {
         }
     }
 
-    private func tab(_ session: String, _ webview: String) throws -> (Tab, CDPConnection) {
+    private func tab(_ session: String, _ webview: ItemID) throws -> (Tab, CDPConnection) {
         guard let b = browser else { throw BrowserError.disconnected }
-        guard let tab = tabs[Self.key(session, webview)] else { throw BrowserError.unknownTarget("\(session) \(webview)") }
+        guard let tab = tabs[TabKey(session, webview)] else { throw BrowserError.unknownTarget("\(session) \(webview)") }
         return (tab, b.cdp)
     }
 
     // MARK: acting on a tab
 
     /// The tab as it looks now, as a JPEG.
-    public func screenshot(session: String, webview: String) async throws -> [UInt8] {
+    public func screenshot(session: String, webview: ItemID) async throws -> [UInt8] {
         let (tab, cdp) = try tab(session, webview)
         // A tab in the background draws no frames.
         _ = try await tabCall(cdp, "Page.bringToFront", session: tab.cdpSession)
@@ -320,7 +317,7 @@ public actor BrowserHost {
     /// Evaluates `expression` in the page; a promise is awaited. Returns its value as JSON
     /// (`null` for `undefined` and values JSON cannot hold). A thrown exception is a
     /// `BrowserError.browser` with its message.
-    public func evaluate(session: String, webview: String, expression: String) async throws -> JSONValue {
+    public func evaluate(session: String, webview: ItemID, expression: String) async throws -> JSONValue {
         let (tab, cdp) = try tab(session, webview)
         let reply = try await tabCall(cdp, "Runtime.evaluate", [
             "expression": .string(expression), "returnByValue": true, "awaitPromise": true, "userGesture": true,
@@ -334,7 +331,7 @@ public actor BrowserHost {
 
     /// A real click (mouse press and release, trusted by the page) in the middle of the first
     /// element matching `selector`, scrolled into view first.
-    public func click(session: String, webview: String, selector: String) async throws {
+    public func click(session: String, webview: ItemID, selector: String) async throws {
         let (tab, cdp) = try tab(session, webview)
         let point = try await evaluate(session: session, webview: webview, expression: """
             (() => { const el = document.querySelector(\(JSONValue.string(selector).jsonString));
@@ -352,7 +349,7 @@ public actor BrowserHost {
     }
 
     /// Focuses the first element matching `selector` and types `text` into it, as a keyboard would.
-    public func type(session: String, webview: String, selector: String, text: String) async throws {
+    public func type(session: String, webview: ItemID, selector: String, text: String) async throws {
         let (tab, cdp) = try tab(session, webview)
         _ = try await evaluate(session: session, webview: webview, expression: """
             (() => { const el = document.querySelector(\(JSONValue.string(selector).jsonString));
@@ -408,7 +405,7 @@ public actor BrowserHost {
         }
     }
 
-    private func handleTabEvent(_ event: CDPEvent, key: String, tab: Tab, cdp: CDPConnection) async {
+    private func handleTabEvent(_ event: CDPEvent, key: TabKey, tab: Tab, cdp: CDPConnection) async {
         let t = options.callTimeoutSeconds
         switch event.method {
         case "Page.frameStartedNavigating":

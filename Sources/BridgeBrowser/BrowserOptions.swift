@@ -1,3 +1,5 @@
+import BridgeProtocol
+
 /// How the browser host starts Chromium and dresses its tabs. Defaults are documented in
 /// docs/BROWSER.md.
 public struct BrowserOptions: Sendable {
@@ -55,14 +57,27 @@ public struct NavigationRequest: Sendable, Equatable {
     }
 }
 
+/// A web view of a session: the tab that plays it.
+public struct TabKey: Hashable, Sendable, CustomStringConvertible {
+    public var session: String
+    public var webview: ItemID
+
+    public init(_ session: String, _ webview: ItemID) {
+        self.session = session
+        self.webview = webview
+    }
+
+    public var description: String { "\(session) \(webview)" }
+}
+
 /// What the browser tells its owner; delivered in order, off the WebSocket service thread.
 public enum BrowserEvent: Sendable, Equatable {
     /// A tab was stopped from going to another document: the owner decides where it goes.
-    case navigationRequested(session: String, webview: String, request: NavigationRequest)
+    case navigationRequested(session: String, webview: ItemID, request: NavigationRequest)
     /// The page went back in its own history to another document: a back of the host.
-    case historyBack(session: String, webview: String)
+    case historyBack(session: String, webview: ItemID)
     /// A tab's renderer died.
-    case tabCrashed(session: String, webview: String)
+    case tabCrashed(session: String, webview: ItemID)
     /// Chromium itself went away; every tab of these sessions is gone.
     case browserCrashed(sessions: [String])
 }

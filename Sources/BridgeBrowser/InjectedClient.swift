@@ -23,10 +23,10 @@ public enum InjectedClient {
     ///   - bridgeURL: the daemon's WebSocket endpoint (`ws://HOST:PORT/bridge`).
     ///   - claim: the web view this tab is, with its token.
     public static func script(template: String, classicBridge: String, bridgeURL: String, moduleURL: String,
-                              session: String, webview: String, token: String) -> String {
+                              session: String, webview: ItemID, token: String) -> String {
         let config: JSONValue = [
             "url": .string(bridgeURL), "moduleUrl": .string(moduleURL),
-            "claim": ["session": .string(session), "webview": .string(webview), "token": .string(token)],
+            "claim": ["session": .string(session), "webview": .string(webview.description), "token": .string(token)],
         ]
         return template
             .replacingOccurrences(of: "/*@CONFIG@*/ null", with: config.jsonString)

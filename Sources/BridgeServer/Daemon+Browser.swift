@@ -34,8 +34,8 @@ final class BrowserSide {
     let configuration: BrowserConfiguration
     let classicBridge: String
     var hostHello = false
-    /// Pages of browser sessions, by connection.
-    var pages: [ClientID: (session: String, webview: String)] = [:]
+    /// Pages of browser sessions, by connection: the web view each speaks for.
+    var pages: [ClientID: TabKey] = [:]
     /// Connections whose request waits for the browser: their later frames wait too, and so do
     /// the frames sent to them, so that replies keep their order and come before their events.
     var heldIn: [ClientID: [[UInt8]]] = [:]
@@ -43,15 +43,15 @@ final class BrowserSide {
     /// A page's pwa-navigate whose snapshot is taken: it is let through once, untouched.
     var snapshotTaken: Set<ClientID> = []
     /// Snapshots by session, oldest first.
-    var snapshots: [String: [(placeholder: String, jpeg: [UInt8])]] = [:]
+    var snapshots: [String: [(placeholder: ItemID, jpeg: [UInt8])]] = [:]
     /// The image of the placeholder a back-swap discarded last, per session (shown over the tab).
     var discarded: [String: [UInt8]] = [:]
     /// POSTs that became a new web view: session → url → the request, replayed by its tab.
     var posts: [String: [String: NavigationRequest]] = [:]
     /// A navigation stopped in a tab before its page's client connected (a meta refresh of 0 s,
-    /// a script that leaves at once): "session\0webview" → the latest one, handed to the page's
+    /// a script that leaves at once): the web view → the latest one, handed to the page's
     /// `navigate` path when it claims its web view.
-    var waitingNavigations: [String: NavigationRequest] = [:]
+    var waitingNavigations: [TabKey: NavigationRequest] = [:]
     var bridgeURL = ""
     var moduleURL = ""
 
@@ -61,12 +61,12 @@ final class BrowserSide {
         self.classicBridge = InjectedClient.classicBridge(configuration.bridgeJS)
     }
 
-    func script(session: String, webview: String, token: String) -> String {
+    func script(session: String, webview: ItemID, token: String) -> String {
         InjectedClient.script(template: configuration.injectTemplate, classicBridge: classicBridge, bridgeURL: bridgeURL,
                               moduleURL: moduleURL, session: session, webview: webview, token: token)
     }
 
-    func store(_ jpeg: [UInt8], placeholder: String, session: String) {
+    func store(_ jpeg: [UInt8], placeholder: ItemID, session: String) {
         var list = snapshots[session] ?? []
         list.removeAll { $0.placeholder == placeholder }
         list.append((placeholder, jpeg))
@@ -77,7 +77,7 @@ final class BrowserSide {
         snapshots[session] = list
     }
 
-    func snapshot(session: String, placeholder: String) -> [UInt8]? {
+    func snapshot(session: String, placeholder: ItemID) -> [UInt8]? {
         snapshots[session]?.first { $0.placeholder == placeholder }?.jpeg
     }
 }
@@ -153,7 +153,7 @@ extension Daemon {
         }
     }
 
-    func snapshotTaken(_ client: ClientID, page: (session: String, webview: String), jpeg: [UInt8]?) {
+    func snapshotTaken(_ client: ClientID, page: TabKey, jpeg: [UInt8]?) {
         guard let b = browser else { return }
         let before = bridge.engine(of: page.session)?.stack.map(\.id) ?? []
         var queue = b.heldIn.removeValue(forKey: client) ?? []
@@ -167,7 +167,7 @@ extension Daemon {
         b.snapshotTaken.remove(client)
         if let jpeg, let stack = bridge.engine(of: page.session)?.stack, stack.count >= 2,
            case .placeholder(let p) = stack[stack.count - 2], !before.contains(p.id) {
-            b.store(jpeg, placeholder: p.id.description, session: page.session)
+            b.store(jpeg, placeholder: p.id, session: page.session)
         }
         replay(client, queue)
     }
@@ -218,17 +218,17 @@ extension Daemon {
         let remote = self.remote
         let host = b.host
         switch call {
-        case .createBrowserSession(let client, let id, let session, let url, let token, let reply):
+        case .createBrowserSession(let client, let id, let session, let webview, let url, let token, let reply):
             hold(b, client)
             hostSend(b, ["id": 2, "method": "session.subscribe", "params": [
                 "session": .string(session),
                 "events": ["webview.open", "webview.closed", "session.closed", "stack.changed", "foreground.shown", "foreground.removed"],
             ]])
-            let script = b.script(session: session, webview: "W1", token: token)
+            let script = b.script(session: session, webview: webview, token: token)
             Task {
                 do {
                     try await host.createSession(session)
-                    try await host.openTab(session: session, webview: "W1", url: url.isEmpty ? "about:blank" : url, script: script, root: true)
+                    try await host.openTab(session: session, webview: webview, url: url.isEmpty ? "about:blank" : url, script: script, root: true)
                     remote.enqueue { ref.value.completeHeld(client, reply: reply) }
                 } catch {
                     let message = "\(error)"
@@ -242,8 +242,8 @@ extension Daemon {
                 }
             }
         case .pageClaimed(let client, let session, let webview):
-            b.pages[client] = (session, webview)
-            if let request = b.waitingNavigations.removeValue(forKey: session + "\u{0}" + webview) {
+            b.pages[client] = TabKey(session, webview)
+            if let request = b.waitingNavigations.removeValue(forKey: TabKey(session, webview)) {
                 remote.enqueue { ref.value.browserEvent(.navigationRequested(session: session, webview: webview, request: request)) }
             }
         case .request(let client, let id, let method, let session, let target, let params):
@@ -295,32 +295,32 @@ extension Daemon {
         let host = b.host
         switch name {
         case "webview.open":
-            guard let webview = params["webview"]?.stringValue, let token = params["token"]?.stringValue else { return }
+            guard let webview = webviewParam(name, params), let token = params["token"]?.stringValue else { return }
             let url = params["url"]?.stringValue ?? ""
             let post = b.posts[session]?.removeValue(forKey: url)
             let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
             let script = b.script(session: session, webview: webview, token: token)
             Task { try? await host.openTab(session: session, webview: webview, url: loadable ? url : "about:blank", script: script, post: post) }
         case "webview.closed":
-            guard let webview = params["webview"]?.stringValue else { return }
-            b.waitingNavigations[session + "\u{0}" + webview] = nil
+            guard let webview = webviewParam(name, params) else { return }
+            b.waitingNavigations[TabKey(session, webview)] = nil
             Task { await host.closeTab(session: session, webview: webview) }
         case "session.closed":
             b.snapshots[session] = nil
             b.discarded[session] = nil
             b.posts[session] = nil
-            b.waitingNavigations = b.waitingNavigations.filter { !$0.key.hasPrefix(session + "\u{0}") }
+            b.waitingNavigations = b.waitingNavigations.filter { $0.key.session != session }
             Task { await host.closeSession(session) }
         case "stack.changed":
             // Snapshots go with their placeholders.
-            let ids = Set((params["stack"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+            let ids = Set((params["stack"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue.flatMap(ItemID.init(parsing:)) })
             if let list = b.snapshots[session] {
                 let gone = list.filter { !ids.contains($0.placeholder) }
                 if let last = gone.last { b.discarded[session] = last.jpeg }
                 b.snapshots[session] = list.filter { ids.contains($0.placeholder) }
             }
         case "foreground.shown":
-            guard let webview = params["webview"]?.stringValue else { return }
+            guard let webview = webviewParam(name, params) else { return }
             var image = "none"
             if params["kind"]?.stringValue == "placeholder", let jpeg = b.discarded[session] {
                 image = "url(data:image/jpeg;base64,\(Data(jpeg).base64EncodedString()))"
@@ -334,11 +334,23 @@ extension Daemon {
                 """
             Task { _ = try? await host.evaluate(session: session, webview: webview, expression: expression) }
         case "foreground.removed":
-            guard let webview = params["webview"]?.stringValue else { return }
+            guard let webview = webviewParam(name, params) else { return }
             Task { _ = try? await host.evaluate(session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true") }
         default:
             break
         }
+    }
+
+    /// The `webview` of an event the state machine sent the browser's controller connection,
+    /// parsed back from the frame's text; nil (logged, the event ignored) when it is missing or
+    /// not a web view id.
+    func webviewParam(_ event: String, _ params: JSONValue) -> ItemID? {
+        let text = params["webview"]?.stringValue
+        guard let text, let id = ItemID(parsing: text), id.kind == .webview else {
+            logger.warning("\(event) for the browser ignored: \"webview\" is \(text.map { "\"\($0)\"" } ?? "missing"), not a web view id such as \"W1\"")
+            return nil
+        }
+        return id
     }
 
     /// What Chromium reported, on the service thread.
@@ -348,9 +360,9 @@ extension Daemon {
         case .navigationRequested(let session, let webview, let request):
             // Exactly as the page's own `navigate` event.
             guard let client = bridge.pageClient(session: session, webview: webview) else {
-                if bridge.engine(of: session)?.webViews.contains(where: { $0.id.description == webview }) == true {
+                if bridge.engine(of: session)?.webViews.contains(where: { $0.id == webview }) == true {
                     // Its page has not connected yet: the navigation waits for it.
-                    b.waitingNavigations[session + "\u{0}" + webview] = request
+                    b.waitingNavigations[TabKey(session, webview)] = request
                 } else {
                     logger.warning("\(session) \(webview): a navigation to \(request.url) was stopped, but no page speaks for the web view")
                 }
@@ -366,7 +378,7 @@ extension Daemon {
         case .historyBack(let session, let webview):
             if let client = bridge.pageClient(session: session, webview: webview) {
                 feedText(client, Array(#"{"event":"back","params":{}}"#.utf8))
-            } else if bridge.engine(of: session)?.top?.id.description == webview {
+            } else if bridge.engine(of: session)?.top?.id == webview {
                 // The traversal ended the page's document, and its connection went first: the
                 // host goes back on its behalf (it was the top, as a page's `back` requires).
                 hostSend(b, ["id": 4, "method": "navigation.back", "params": ["session": .string(session)]])
@@ -391,8 +403,10 @@ extension Daemon {
         let parts = path.split(separator: "/")
         guard parts.count == 5, parts[3] == "placeholders" else { return nil }
         let session = String(parts[2])
-        let placeholder = String(parts[4].dropLast(4))
-        guard let jpeg = browser?.snapshot(session: session, placeholder: placeholder) else {
+        // The name from the url is the only text parsed here; a name that is no placeholder id
+        // (`W1.jpg`, `x.jpg`) is answered as a snapshot that does not exist.
+        guard let placeholder = ItemID(parsing: String(parts[4].dropLast(4))), placeholder.kind == .placeholder,
+              let jpeg = browser?.snapshot(session: session, placeholder: placeholder) else {
             return HTTPResponse(status: 404, contentType: "application/json",
                                 body: Array(#"{"error":{"code":"not-found","message":"no such snapshot"}}"#.utf8))
         }

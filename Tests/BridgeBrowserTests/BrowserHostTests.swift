@@ -71,7 +71,7 @@ final class BrowserHostTests: XCTestCase {
     }
 
     /// Polls an expression in the page until it is true.
-    func waitUntil(_ host: BrowserHost, _ s: String, _ w: String, _ expression: String, timeout: Double = 20) async throws {
+    func waitUntil(_ host: BrowserHost, _ s: String, _ w: ItemID, _ expression: String, timeout: Double = 20) async throws {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if (try? await host.evaluate(session: s, webview: w, expression: expression)) == .bool(true) { return }
@@ -80,7 +80,7 @@ final class BrowserHostTests: XCTestCase {
         XCTFail("timed out waiting for \(expression)")
     }
 
-    func navigation(_ log: EventLog, _ w: String) async throws -> NavigationRequest {
+    func navigation(_ log: EventLog, _ w: ItemID) async throws -> NavigationRequest {
         let event = try await log.next { if case .navigationRequested(_, w, _) = $0 { return true }; return false }
         guard case .navigationRequested(_, _, let request) = event else { fatalError() }
         return request
@@ -104,24 +104,24 @@ final class BrowserHostTests: XCTestCase {
         let host = makeHost(log)
         try await host.createSession("s1")
         let page = dataURL("<meta name='viewport' content='width=device-width'><script>document.title = 'seen:' + (window.__injected || 'no')</script><p>hi</p>")
-        try await host.openTab(session: "s1", webview: "W1", url: page, script: "window.__injected = 'yes';")
-        try await waitUntil(host, "s1", "W1", "document.readyState === 'complete'")
-        let title = try await host.evaluate(session: "s1", webview: "W1", expression: "document.title")
+        try await host.openTab(session: "s1", webview: .webview(1), url: page, script: "window.__injected = 'yes';")
+        try await waitUntil(host, "s1", .webview(1), "document.readyState === 'complete'")
+        let title = try await host.evaluate(session: "s1", webview: .webview(1), expression: "document.title")
         XCTAssertEqual(title, .string("seen:yes"), "the injected script runs before the page's own")
-        let ua = try await host.evaluate(session: "s1", webview: "W1", expression: "navigator.userAgent")
+        let ua = try await host.evaluate(session: "s1", webview: .webview(1), expression: "navigator.userAgent")
         XCTAssertTrue(ua.stringValue?.hasSuffix(" Astro App/1.0") == true, "\(ua)")
         XCTAssertFalse(ua.stringValue?.contains("Headless") == true, "\(ua)")
-        let size = try await host.evaluate(session: "s1", webview: "W1", expression: "[innerWidth, innerHeight, navigator.maxTouchPoints > 0]")
+        let size = try await host.evaluate(session: "s1", webview: .webview(1), expression: "[innerWidth, innerHeight, navigator.maxTouchPoints > 0]")
         XCTAssertEqual(size, [390, 844, true])
-        let promised = try await host.evaluate(session: "s1", webview: "W1", expression: "new Promise(r => setTimeout(() => r({a: [1, 'x']}), 10))")
+        let promised = try await host.evaluate(session: "s1", webview: .webview(1), expression: "new Promise(r => setTimeout(() => r({a: [1, 'x']}), 10))")
         XCTAssertEqual(promised, ["a": [1, "x"]])
         do {
-            _ = try await host.evaluate(session: "s1", webview: "W1", expression: "throw new Error('boom')")
+            _ = try await host.evaluate(session: "s1", webview: .webview(1), expression: "throw new Error('boom')")
             XCTFail("expected an error")
         } catch let error as BrowserError {
             XCTAssertTrue(error.description.contains("boom"), error.description)
         }
-        let shot = try await host.screenshot(session: "s1", webview: "W1")
+        let shot = try await host.screenshot(session: "s1", webview: .webview(1))
         XCTAssertEqual(Array(shot.prefix(2)), [0xFF, 0xD8], "a JPEG")
         XCTAssertEqual(Array(shot.suffix(2)), [0xFF, 0xD9], "a whole JPEG")
     }
@@ -139,38 +139,38 @@ final class BrowserHostTests: XCTestCase {
             <a id="hash" href="#top">hash</a>
             <script>window.alive = 'yes';</script>
             """)
-        try await host.openTab(session: "s1", webview: "W1", url: page, script: nil)
-        try await waitUntil(host, "s1", "W1", "window.alive === 'yes'")
+        try await host.openTab(session: "s1", webview: .webview(1), url: page, script: nil)
+        try await waitUntil(host, "s1", .webview(1), "window.alive === 'yes'")
 
-        try await host.click(session: "s1", webview: "W1", selector: "#link")
-        var request = try await navigation(log, "W1")
+        try await host.click(session: "s1", webview: .webview(1), selector: "#link")
+        var request = try await navigation(log, .webview(1))
         XCTAssertEqual(request, NavigationRequest(url: "http://127.0.0.1:9/link", method: "GET", headers: request.headers, kind: .document))
 
-        try await host.click(session: "s1", webview: "W1", selector: "#go")
-        request = try await navigation(log, "W1")
+        try await host.click(session: "s1", webview: .webview(1), selector: "#go")
+        request = try await navigation(log, .webview(1))
         XCTAssertEqual(request.method, "POST")
         XCTAssertEqual(request.url, "http://127.0.0.1:9/submit")
         XCTAssertEqual(request.postData.map { String(decoding: $0, as: UTF8.self) }, "name=a+b%26c")
         XCTAssertEqual(request.headers["Content-Type"], "application/x-www-form-urlencoded")
 
-        _ = try await host.evaluate(session: "s1", webview: "W1", expression: "location.href = 'http://127.0.0.1:9/assigned'; 1")
-        request = try await navigation(log, "W1")
+        _ = try await host.evaluate(session: "s1", webview: .webview(1), expression: "location.href = 'http://127.0.0.1:9/assigned'; 1")
+        request = try await navigation(log, .webview(1))
         XCTAssertEqual(request.url, "http://127.0.0.1:9/assigned")
 
-        _ = try await host.evaluate(session: "s1", webview: "W1", expression: "window.open('http://127.0.0.1:9/popup'); 1")
-        request = try await navigation(log, "W1")
+        _ = try await host.evaluate(session: "s1", webview: .webview(1), expression: "window.open('http://127.0.0.1:9/popup'); 1")
+        request = try await navigation(log, .webview(1))
         XCTAssertEqual(request, NavigationRequest(url: "http://127.0.0.1:9/popup", kind: .windowOpen))
 
-        try await host.click(session: "s1", webview: "W1", selector: "#tt")
-        request = try await navigation(log, "W1")
+        try await host.click(session: "s1", webview: .webview(1), selector: "#tt")
+        request = try await navigation(log, .webview(1))
         XCTAssertEqual(request, NavigationRequest(url: "tt://settings", kind: .customScheme))
 
         // Same-document changes are the page's own business.
-        try await host.click(session: "s1", webview: "W1", selector: "#hash")
-        _ = try await host.evaluate(session: "s1", webview: "W1", expression: "history.pushState({}, '', '#pushed'); 1")
-        try await waitUntil(host, "s1", "W1", "location.hash === '#pushed'")
+        try await host.click(session: "s1", webview: .webview(1), selector: "#hash")
+        _ = try await host.evaluate(session: "s1", webview: .webview(1), expression: "history.pushState({}, '', '#pushed'); 1")
+        try await waitUntil(host, "s1", .webview(1), "location.hash === '#pushed'")
         // The page was never left: its state is intact.
-        let alive = try await host.evaluate(session: "s1", webview: "W1", expression: "window.alive")
+        let alive = try await host.evaluate(session: "s1", webview: .webview(1), expression: "window.alive")
         XCTAssertEqual(alive, "yes")
         let tabs = await host.tabCount
         XCTAssertEqual(tabs, 1, "the popup was closed")
@@ -181,13 +181,13 @@ final class BrowserHostTests: XCTestCase {
         let log = EventLog()
         let host = makeHost(log)
         try await host.createSession("s1")
-        try await host.openTab(session: "s1", webview: "W1", url: dataURL("<input id='q'>"), script: nil)
-        try await waitUntil(host, "s1", "W1", "!!document.querySelector('#q')")
-        try await host.type(session: "s1", webview: "W1", selector: "#q", text: "typed here")
-        try await host.openTab(session: "s1", webview: "W2", url: dataURL("<p>second</p>"), script: nil)
-        _ = try await host.screenshot(session: "s1", webview: "W2")
-        await host.closeTab(session: "s1", webview: "W2")
-        let value = try await host.evaluate(session: "s1", webview: "W1", expression: "document.querySelector('#q').value")
+        try await host.openTab(session: "s1", webview: .webview(1), url: dataURL("<input id='q'>"), script: nil)
+        try await waitUntil(host, "s1", .webview(1), "!!document.querySelector('#q')")
+        try await host.type(session: "s1", webview: .webview(1), selector: "#q", text: "typed here")
+        try await host.openTab(session: "s1", webview: .webview(2), url: dataURL("<p>second</p>"), script: nil)
+        _ = try await host.screenshot(session: "s1", webview: .webview(2))
+        await host.closeTab(session: "s1", webview: .webview(2))
+        let value = try await host.evaluate(session: "s1", webview: .webview(1), expression: "document.querySelector('#q').value")
         XCTAssertEqual(value, "typed here")
         var tabs = await host.tabCount
         XCTAssertEqual(tabs, 1)
@@ -195,7 +195,7 @@ final class BrowserHostTests: XCTestCase {
         tabs = await host.tabCount
         XCTAssertEqual(tabs, 0)
         do {
-            _ = try await host.evaluate(session: "s1", webview: "W1", expression: "1")
+            _ = try await host.evaluate(session: "s1", webview: .webview(1), expression: "1")
             XCTFail("expected an error")
         } catch let error as BrowserError {
             XCTAssertEqual(error, .unknownTarget("s1 W1"))
@@ -207,7 +207,7 @@ final class BrowserHostTests: XCTestCase {
         let log = EventLog()
         let host = makeHost(log)
         try await host.createSession("s1")
-        try await host.openTab(session: "s1", webview: "W1", url: "about:blank", script: nil)
+        try await host.openTab(session: "s1", webview: .webview(1), url: "about:blank", script: nil)
         let first = await host.chromiumPID
         let pid = try XCTUnwrap(first)
         let firstDirectory = await host.profileDirectory
@@ -223,7 +223,7 @@ final class BrowserHostTests: XCTestCase {
         let restarted = await host.chromiumPID
         let second = try XCTUnwrap(restarted)
         XCTAssertNotEqual(second, pid)
-        try await host.openTab(session: "s2", webview: "W1", url: "about:blank", script: nil)
+        try await host.openTab(session: "s2", webview: .webview(1), url: "about:blank", script: nil)
         let secondDirectory = await host.profileDirectory
         let secondProfile = try XCTUnwrap(secondDirectory)
         XCTAssertNotEqual(secondProfile, firstProfile)

@@ -8,6 +8,8 @@ struct BridgeHarness {
     var inbox: [ClientID: [JSONValue]] = [:]
     var closed: [ClientID: Int] = [:]
     var timers: [TimerKey: Int64] = [:]
+    /// Work handed to the host's browser (browser sessions), in order.
+    var hostCalls: [HostCall] = []
     var nextID: Int64 = 1
 
     /// A Bridge with `router` (a routing configuration, `--config`) or without.
@@ -71,8 +73,8 @@ struct BridgeHarness {
                 closed[c] = code
             case .schedule(let key, let ms):
                 timers[key] = now + Int64(ms) * 1000
-            case .host:
-                break  // browser sessions only; none here
+            case .host(let call):
+                hostCalls.append(call)
             case .cancel(let key):
                 timers[key] = nil
             }

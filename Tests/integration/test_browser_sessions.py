@@ -45,6 +45,9 @@ def test_astro_page_walks_the_seed_scenario_unmodified(daemon_factory):
         status, headers, body = http_request(d, f"/api/sessions/{s}/placeholders/P1.jpg")
         assert status == 200 and body == jpeg and headers["content-type"] == "image/jpeg"
         assert http_request(d, f"/api/sessions/{s}/placeholders/P9.jpg")[0] == 404
+        # A name that is no placeholder id (a web view, another spelling) is no snapshot either.
+        for name in ("W1", "P01", "p1", "P"):
+            assert http_request(d, f"/api/sessions/{s}/placeholders/{name}.jpg")[0] == 404, name
 
         # A classic navigation (a location assignment): a new tab, the PWA's tab stays below.
         await evaluate(c, s, "W1", "location.href = '/app/classic.html'; 1")

@@ -7,15 +7,17 @@
 /// Work for the host of a `Bridge` that drives real web views.
 public enum HostCall: Equatable, Sendable {
     /// `session.create {browser: true}`: open the session's browser context and its root tab on
-    /// `url` for web view W1 with `token`; then send `reply` (the ready result frame) to `client`,
-    /// or an error for request `id` and `hostAbandon(session:)` when the browser cannot.
-    case createBrowserSession(client: ClientID, id: Int64, session: String, url: String, token: String, reply: [UInt8])
+    /// `url` for `webview` (the session's first web view, W1) with `token`; then send `reply`
+    /// (the ready result frame) to `client`, or an error for request `id` and
+    /// `hostAbandon(session:)` when the browser cannot.
+    case createBrowserSession(client: ClientID, id: Int64, session: String, webview: ItemID, url: String, token: String, reply: [UInt8])
     /// A page claimed `webview` of a browser session on connection `client`.
-    case pageClaimed(client: ClientID, session: String, webview: String)
+    case pageClaimed(client: ClientID, session: String, webview: ItemID)
     /// A controller's request only the browser answers (`webview.evaluate`, `webview.click`,
     /// `webview.type`, `session.screenshot`, `placeholder.snapshot`), validated; `target` is the
-    /// web view or placeholder it names (for `session.screenshot`, the top item).
-    case request(client: ClientID, id: Int64, method: String, session: String, target: String, params: JSONObject)
+    /// web view or placeholder it names (for `session.screenshot`, the top item, which may be a
+    /// native screen).
+    case request(client: ClientID, id: Int64, method: String, session: String, target: ItemID, params: JSONObject)
 }
 
 /// The controller methods a browser session's browser answers (Bridge+Host.swift).
@@ -32,9 +34,8 @@ extension Bridge {
     public func isBrowserSession(_ sid: String) -> Bool { browserSessions.contains(sid) }
 
     /// The connection speaking for `webview` of `session`, if one does.
-    public func pageClient(session sid: String, webview: String) -> ClientID? {
-        guard let id = ItemID(parsing: webview) else { return nil }
-        return sessions[sid]?.pages[id]
+    public func pageClient(session sid: String, webview: ItemID) -> ClientID? {
+        sessions[sid]?.pages[webview]
     }
 
     /// The browser could not open a browser session: it is discarded (its subscribers get
@@ -97,14 +98,14 @@ extension Bridge {
         w.key("id"); w.int(id)
         w.key("result"); w.beginObject()
         w.key("session"); w.string(sid)
-        w.key("webview"); w.string("W1")
+        w.key("webview"); w.string(w1.description)
         w.key("token"); w.string(token)
         w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
         w.key("browser"); w.bool(true)
         w.endObject()
         w.endObject()
         let rootURL = s.engine.webView(w1)?.url ?? url
-        effects.append(.host(.createBrowserSession(client: client, id: id, session: sid, url: rootURL, token: token, reply: w.bytes)))
+        effects.append(.host(.createBrowserSession(client: client, id: id, session: sid, webview: w1, url: rootURL, token: token, reply: w.bytes)))
     }
 
     /// The methods a browser answers: checked here, carried out by the host.
@@ -114,24 +115,24 @@ extension Bridge {
         guard browserSessions.contains(sid) else {
             throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method) needs a session created with {\"browser\": true}")
         }
-        var target: String
+        let target: ItemID
         switch method {
         case "session.screenshot":
             guard let top = sessions[sid]!.engine.top else { throw ProtocolError(.unknownWebview, "session \(sid) has an empty stack") }
-            target = top.id.description
+            target = top.id
         case "placeholder.snapshot":
             let text = try p.string("placeholder")
             guard let pid = ItemID(parsing: text), pid.kind == .placeholder,
                   sessions[sid]!.engine.stack.contains(where: { $0.id == pid }) else {
                 throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
             }
-            target = pid.description
+            target = pid
         default:
             let text = try p.string("webview")
             guard let wid = ItemID(parsing: text), wid.kind == .webview, sessions[sid]!.engine.webView(wid) != nil else {
                 throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\" on its stack")
             }
-            target = wid.description
+            target = wid
             switch method {
             case "webview.evaluate": _ = try p.string("expression")
             case "webview.click": _ = try p.string("selector")

@@ -70,7 +70,7 @@ extension Bridge {
         s.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
         if browserSessions.contains(sid) {
-            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview.description)))
+            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview)))
         }
         if let before = s.engine.webView(webview) {
             var list = takeEffectStorage()
