@@ -271,6 +271,7 @@ public final class Transport {
         }
         delegate?.transportDidStart(port: port)
         drainRemote()
+        if !pendingFlush.isEmpty { flushPendingWrites() }
 
         // (The condition is checked first: a stop requested before run() ends it at once.)
         while !(stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline)) {
@@ -304,6 +305,7 @@ public final class Transport {
         keyedQueue = DeadlineQueue()
         keyedOutOfOrder.removeAll()
         keyedQueueTimer = nil
+        pendingFlush.removeAll()
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
         connections.removeAll()

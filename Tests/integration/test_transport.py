@@ -494,7 +494,7 @@ def test_both_event_loops_serve_pages_and_navigations(daemon_factory, loop):
 
     async def main():
         async with connect(d.ws_url) as page:
-            await page.send(json.dumps({"id": 1, "method": "hello", "params": {"role": "page", "url": "http://127.0.0.1/app#/"}}))
+            await page.send(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": "http://127.0.0.1/app#/"}}))
             hello = json.loads(await asyncio.wait_for(page.recv(), 10))
             assert "result" in hello, hello
             for i in range(2, 52):
