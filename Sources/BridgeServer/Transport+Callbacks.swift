@@ -17,7 +17,9 @@ extension Transport {
             return lws_callback_http_dummy(wsi, reason, user, input, len)
         }
         let transport = Unmanaged<Transport>.fromOpaque(raw).takeUnretainedValue()
-        return transport.handle(wsi, reason, user, input, len)
+        let result = transport.handle(wsi, reason, user, input, len)
+        if !transport.pendingFlush.isEmpty { transport.flushPendingWrites() }
+        return result
     }
 
     func handle(_ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,

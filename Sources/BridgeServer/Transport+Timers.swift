@@ -111,6 +111,11 @@ extension Transport {
     private func arm(_ deadline: Int64) {
         guard let context else { return }
         armedDeadline = deadline
+        if let uvTimer {
+            // Whole milliseconds, rounded up; `timersDue` re-arms when it fires early.
+            bridged_uv_timer_arm(uvTimer, max(0, deadline - monotonicMicroseconds))
+            return
+        }
         // lws takes a delay; its deadline (its now + delay) is never earlier than ours.
         bridged_timer_schedule(context, timerNode, { sul in
             guard let sul, let node = bridged_timer_from_sul(sul), let owner = node.pointee.owner else { return }
@@ -134,6 +139,7 @@ extension Transport {
         // Drop cancelled entries from the top, then arm for the earliest live one.
         while let top = timerHeap.min, timerBodies[top.serial] == nil { timerHeap.popMin() }
         if let top = timerHeap.min { arm(top.deadline) }
+        if !pendingFlush.isEmpty { flushPendingWrites() }
     }
 }
 

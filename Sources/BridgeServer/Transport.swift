@@ -49,8 +49,15 @@ public final class Transport {
 
     // Service-thread state.
     var context: OpaquePointer?
+    /// The libuv loop lws runs on (`EventLoop.epoll`), nil with `.poll`.
+    var uvLoop: UnsafeMutableRawPointer?
+    /// The timer behind every transport timer on that loop (instead of `timerNode`).
+    var uvTimer: UnsafeMutablePointer<bridged_uv_timer_t>?
+    private let foreignLoopSlot = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
     @exclusivity(unchecked) var connections: [UInt64: Connection] = [:]
     var nextConnectionID: UInt64 = 1
+    /// Connections given messages during the current callback (see `flushPendingWrites`).
+    @exclusivity(unchecked) var pendingFlush: [Connection] = []
     var httpResponses: [OpaquePointer: PendingHTTP] = [:]
     var timerHeap = TimerHeap()
     var timerBodies: [UInt64: (deadline: Int64, body: () -> Void)] = [:]
@@ -144,12 +151,32 @@ public final class Transport {
         precondition(context == nil, "Transport released while its context is alive")
         scratch.deallocate()
         timerNode.deallocate()
+        foreignLoopSlot.deallocate()
         protocols.deinitialize(count: 2)
         protocols.deallocate()
         pvoDefault.deallocate()
         pvo.deallocate()
         retryPolicy.deallocate()
         for s in cStrings { free(s) }
+    }
+
+    /// After a failed start: the loop is never run again (see `bridged_uv_loop_abandon`).
+    private func abandonLoop() {
+        if let uvTimer { bridged_uv_timer_close(uvTimer) }
+        uvTimer = nil
+        if let loop = uvLoop { bridged_uv_loop_abandon(loop) }
+        uvLoop = nil
+    }
+
+    /// After the context is destroyed: lets lws close its libuv handles, then frees the loop.
+    private func finishLoop() {
+        if let uvTimer { bridged_uv_timer_close(uvTimer) }
+        uvTimer = nil
+        guard let loop = uvLoop else { return }
+        uvLoop = nil
+        if bridged_uv_loop_finish(loop, 1000) != 0 {
+            logger.warning("the event loop still had open handles after the context was destroyed; it is left allocated")
+        }
     }
 
     /// The clock the timers use (lws_now_usecs: CLOCK_MONOTONIC in this build), in microseconds.
@@ -194,6 +221,24 @@ public final class Transport {
         timerNode.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
         var options = UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8) | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND)
         if bindPlan.disableIPv6 { options |= UInt64(LWS_SERVER_OPTION_DISABLE_IPV6) }
+        var eventLoop = configuration.eventLoop
+        if eventLoop == .epoll && bridged_uv_glue_load() != 0 {
+            logger.warning("libwebsockets' libuv support (libwebsockets-evlib_uv.so, Debian package libwebsockets-evlib-uv) is missing; waiting in poll() instead")
+            eventLoop = .poll
+        }
+        if eventLoop == .epoll {
+            guard let loop = bridged_uv_loop_new() else {
+                throw TransportError.startFailed("could not create the event loop (libuv)")
+            }
+            uvLoop = loop
+            options |= bridged_option_libuv()
+            bridged_info_set_foreign_loop(&info, foreignLoopSlot, loop)
+            uvTimer = bridged_uv_timer_new(loop, Unmanaged.passUnretained(self).toOpaque()) { owner in
+                guard let owner else { return }
+                Unmanaged<Transport>.fromOpaque(owner).takeUnretainedValue().timersDue()
+            }
+            if uvTimer == nil { throw TransportError.startFailed("could not create the event loop's timer (libuv)") }
+        }
         info.options = options
         let serverName = strdup("bridged")!
         defer { free(serverName) }
@@ -203,6 +248,7 @@ public final class Transport {
         info.iface = iface.map { UnsafePointer($0) }
 
         guard let ctx = lws_create_context(&info) else {
+            abandonLoop()
             throw TransportError.startFailed(
                 "libwebsockets could not create the listener on \(configuration.host):\(configuration.port) "
                     + "(address in use or not available?)")
@@ -215,6 +261,7 @@ public final class Transport {
             port = 0
             context = nil
             lws_context_destroy(ctx)
+            abandonLoop()
             throw TransportError.startFailed("the listener has no port")
         }
         remote.attach(ctx)
@@ -224,10 +271,13 @@ public final class Transport {
         }
         delegate?.transportDidStart(port: port)
         drainRemote()
+        if !pendingFlush.isEmpty { flushPendingWrites() }
 
         // (The condition is checked first: a stop requested before run() ends it at once.)
         while !(stopping && (connections.isEmpty || monotonicMicroseconds >= shutdownDeadline)) {
-            if lws_service(ctx, 0) < 0 {
+            if let uvLoop {
+                _ = bridged_uv_run_once(uvLoop)
+            } else if lws_service(ctx, 0) < 0 {
                 logger.error("lws_service failed; stopping")
                 break
             }
@@ -243,15 +293,19 @@ public final class Transport {
         remote.detach()
         destroying = true
         bridged_timer_cancel(timerNode)
+        if let uvTimer { bridged_uv_timer_close(uvTimer) }
+        uvTimer = nil
         armedDeadline = nil
         // Connections still open get CLOSED callbacks from the destroy (delegate told there).
         lws_context_destroy(ctx)
+        finishLoop()
         context = nil
         timerBodies.removeAll()
         timerHeap = TimerHeap()
         keyedQueue = DeadlineQueue()
         keyedOutOfOrder.removeAll()
         keyedQueueTimer = nil
+        pendingFlush.removeAll()
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
         connections.removeAll()
@@ -300,7 +354,42 @@ public final class Transport {
             overflow(conn)
             return
         }
-        requestWritable(conn)
+        if !conn.writableRequested && !conn.flushPending {
+            conn.flushPending = true
+            pendingFlush.append(conn)
+        }
+    }
+
+    /// Writes what the current callback queued, once it ends: each connection's whole messages
+    /// go out in one `send` at once, without waiting for the socket to be reported writable
+    /// (a round of the event loop, and two changes to its interest set, per reply). Only when
+    /// lws holds nothing unsent for the connection and its next message is whole; otherwise,
+    /// and for what does not fit in one write, the connection waits for WRITEABLE as before.
+    /// lws buffers what the socket does not take and sends it first (at most one chunk, since
+    /// nothing more is written directly while it holds bytes).
+    func flushPendingWrites() {
+        var list: [Connection] = []
+        swap(&list, &pendingFlush)
+        defer {
+            list.removeAll(keepingCapacity: true)
+            if pendingFlush.isEmpty { swap(&list, &pendingFlush) }
+        }
+        for conn in list {
+            conn.flushPending = false
+            guard !destroying, !conn.writableRequested, !conn.queue.isEmpty,
+                  connections[conn.id] === conn else { continue }
+            if conn.acceptsMessages, !conn.wireFailed, !conn.discardInput, conn.headOffset == 0,
+               let first = conn.queue.first, first.count <= Transport.chunkSize - 4,
+               bridged_lws_has_buffered_out(conn.wsi) == 0 {
+                if writeBatch(conn) < 0 {
+                    conn.queuedBytes -= conn.queue.removeAll()
+                    conn.discardInput = true
+                    bridged_lws_kill_async(conn.wsi)
+                }
+            } else {
+                requestWritable(conn)
+            }
+        }
     }
 
     /// A slow reader is one whose queue *stays* over `maxSendQueueBytes`: the bytes waiting
@@ -448,7 +537,7 @@ public final class Transport {
     /// follow it, and a controller's backlog of events drains a chunk per callback instead of
     /// one message per service-loop turn. (lws sends `LWS_WRITE_HTTP` buffers on a WebSocket
     /// connection as they are, and buffers what the socket does not take, in order.)
-    private func writeBatch(_ conn: Connection) -> Int32 {
+    func writeBatch(_ conn: Connection) -> Int32 {
         let payload = (scratch + pre).assumingMemoryBound(to: UInt8.self)
         var used = 0
         while let message = conn.queue.first {

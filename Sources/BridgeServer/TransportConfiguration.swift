@@ -45,6 +45,18 @@ public struct TransportConfiguration: Sendable {
     /// How long `stop()` waits for clients to receive their 1001 close before the context is
     /// destroyed anyway. Default 2 s; 0 to 600 s.
     public var shutdownTimeout: Duration = .milliseconds(2000)
+    /// What waits for the sockets: `.epoll` (default) or `.poll` (see `EventLoop`).
+    public var eventLoop: EventLoop = .epoll
+
+    /// What the service thread waits in.
+    public enum EventLoop: String, Sendable, CaseIterable {
+        /// libuv's loop (epoll on Linux), owned by the transport: a round costs what is ready,
+        /// whatever the number of open connections.
+        case epoll
+        /// lws's own `poll()` over every open descriptor: each round costs O(connections)
+        /// (about 1 µs per descriptor here), which delays timers by several ms at 10,000.
+        case poll
+    }
 
     public init() {}
 

@@ -57,6 +57,8 @@ final class Connection {
     /// Bytes queued and not yet handed to lws.
     @exclusivity(unchecked) var queuedBytes = 0
     @exclusivity(unchecked) var writableRequested = false
+    /// In `Transport.pendingFlush`: written directly when the current callback ends.
+    @exclusivity(unchecked) var flushPending = false
     /// Set by `close` (or shutdown / overflow / oversized input): sent once the queue is empty.
     @exclusivity(unchecked) var closeRequest: (code: UInt16, reason: String)?
     /// Input is read and dropped (we are closing).

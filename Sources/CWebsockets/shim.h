@@ -75,4 +75,118 @@ static inline int bridged_raise_nofile(uint64_t *before, uint64_t *after) {
     return 0;
 }
 
+/*
+ * The event loop (Transport.swift): lws runs on a libuv loop the transport owns ("foreign"), so
+ * that a round of the loop costs what is ready (epoll) rather than a poll() over every open
+ * descriptor. lws 4.1.6 loads its libuv glue (libwebsockets-evlib_uv.so) when the context is
+ * created with LWS_SERVER_OPTION_LIBUV.
+ */
+#include <uv.h>
+#include <stdlib.h>
+
+static inline uint64_t bridged_option_libuv(void) { return (uint64_t)LWS_SERVER_OPTION_LIBUV; }
+
+/* Loads lws's libuv glue once for the life of the process (RTLD_NODELETE): lws dlcloses it when
+ * a context is destroyed, and handles whose close callbacks live in it may still be on the loop
+ * then. 0 when loaded; -1 when the file is missing (the caller falls back to poll). */
+#include <dlfcn.h>
+static inline int bridged_uv_glue_load(void) {
+    static void *handle;
+    if (!handle) handle = dlopen(LWS_INSTALL_LIBDIR "/libwebsockets-evlib_uv.so", RTLD_NOW | RTLD_NODELETE);
+    return handle ? 0 : -1;
+}
+
+/* A new loop, or NULL. */
+static inline void *bridged_uv_loop_new(void) {
+    uv_loop_t *loop = (uv_loop_t *)malloc(sizeof(uv_loop_t));
+    if (!loop) return NULL;
+    if (uv_loop_init(loop) != 0) { free(loop); return NULL; }
+    return loop;
+}
+
+/* One round: waits for at least one event (a socket, a timer, lws_cancel_service). */
+static inline int bridged_uv_run_once(void *loop) {
+    return uv_run((uv_loop_t *)loop, UV_RUN_ONCE);
+}
+
+/* After lws_context_destroy: runs the loop until lws's handles have closed (at most `rounds`
+ * non-blocking rounds), then closes and frees it. 0 when the loop closed; otherwise the loop is
+ * left allocated (a handle is still open) and -1 is returned. */
+static inline int bridged_uv_loop_finish(void *loop, int rounds) {
+    uv_loop_t *l = (uv_loop_t *)loop;
+    while (rounds-- > 0 && uv_run(l, UV_RUN_NOWAIT)) {}
+    if (uv_loop_close(l) != 0) return -1;
+    free(l);
+    return 0;
+}
+
+/* After lws_create_context failed: lws may have left handles on the loop that point into the
+ * context it freed, so the loop must never run again. Closed and freed when nothing is left on
+ * it; otherwise left allocated (a small, bounded leak per failed start). */
+static inline void bridged_uv_loop_abandon(void *loop) {
+    uv_loop_t *l = (uv_loop_t *)loop;
+    if (uv_loop_close(l) == 0) free(l);
+}
+
+/* `foreign_loops` for lws_context_creation_info: an array of one loop pointer. */
+static inline void bridged_info_set_foreign_loop(struct lws_context_creation_info *info, void **slot, void *loop) {
+    slot[0] = loop;
+    info->foreign_loops = slot;
+}
+
+
+/*
+ * The transport's own timer on that loop (EventLoop.epoll). lws's timers on libuv are armed in
+ * whole milliseconds, rounded down, and re-armed with 0 ms until the microsecond deadline is
+ * reached: a busy loop through the last millisecond before each deadline, which with a deadline
+ * every few hundred µs never ends. This one is armed with the delay rounded up to whole
+ * milliseconds after refreshing the loop's clock; the owner checks its microsecond deadline
+ * when it fires and re-arms if it came early.
+ */
+typedef void (*bridged_uv_timer_cb_t)(void *owner);
+typedef struct bridged_uv_timer {
+    uv_timer_t timer;
+    void *owner;
+    bridged_uv_timer_cb_t cb;
+} bridged_uv_timer_t;
+
+static inline void bridged__uv_timer_fired(uv_timer_t *t) {
+    bridged_uv_timer_t *b = (bridged_uv_timer_t *)t;
+    b->cb(b->owner);
+}
+
+static inline void bridged__uv_timer_closed(uv_handle_t *h) { free(h); }
+
+static inline bridged_uv_timer_t *bridged_uv_timer_new(void *loop, void *owner, bridged_uv_timer_cb_t cb) {
+    bridged_uv_timer_t *b = (bridged_uv_timer_t *)calloc(1, sizeof(bridged_uv_timer_t));
+    if (!b) return NULL;
+    if (uv_timer_init((uv_loop_t *)loop, &b->timer) != 0) { free(b); return NULL; }
+    b->owner = owner;
+    b->cb = cb;
+    return b;
+}
+
+static inline void bridged_uv_timer_arm(bridged_uv_timer_t *b, int64_t relative_us) {
+    uv_update_time(b->timer.loop);
+    uint64_t ms = relative_us <= 0 ? 0 : (uint64_t)((relative_us + 999) / 1000);
+    uv_timer_start(&b->timer, bridged__uv_timer_fired, ms, 0);
+}
+
+static inline void bridged_uv_timer_stop(bridged_uv_timer_t *b) { uv_timer_stop(&b->timer); }
+
+/* Stops and closes the timer; its memory is freed by the loop (bridged_uv_loop_finish). */
+static inline void bridged_uv_timer_close(bridged_uv_timer_t *b) {
+    uv_timer_stop(&b->timer);
+    uv_close((uv_handle_t *)&b->timer, bridged__uv_timer_closed);
+}
+
+
+/* Bytes lws holds for the connection that the socket did not take yet (0: none). */
+static inline int bridged_lws_has_buffered_out(struct lws *wsi) { return lws_partial_buffered(wsi); }
+
+/* Closes the connection at lws's next service of it (from outside its own callback). */
+static inline void bridged_lws_kill_async(struct lws *wsi) {
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
 #endif

@@ -91,6 +91,9 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("shutdown-timeout-ms"), help: "How long SIGINT/SIGTERM waits for clients to get their 1001 close.")
     var shutdownTimeoutMs: Int = 2000
 
+    @Option(name: .customLong("event-loop"), help: ArgumentHelp("What the service thread waits in: epoll (libuv; a round costs what is ready) or poll (lws's own poll() over every connection; slower with thousands of connections).", valueName: "epoll|poll"))
+    var eventLoop: TransportConfiguration.EventLoop = .epoll
+
     @Option(help: ArgumentHelp("Name of this daemon in a farm behind a proxy: session ids become s-NAME-RANDOM ([a-z0-9], 1 to 16 characters).", valueName: "name"))
     var instance: String?
 
@@ -190,12 +193,16 @@ struct DaemonOptions: ParsableArguments {
         c.pingInterval = .seconds(Int64(clamping: pingIntervalS).clampedForDuration)
         c.pingTimeout = .seconds(Int64(clamping: pingTimeoutS).clampedForDuration)
         c.shutdownTimeout = .milliseconds(Int64(clamping: shutdownTimeoutMs).clampedForDuration)
+        c.eventLoop = eventLoop
         return c
     }
 }
 
 /// `--log-format` values: text, json.
 extension LogFormat: ExpressibleByArgument {}
+
+/// `--event-loop` values: epoll, poll.
+extension TransportConfiguration.EventLoop: ExpressibleByArgument {}
 
 /// `--log-level` values: trace, debug, info, notice, warning, error, critical (any case).
 extension Logger.Level: @retroactive ExpressibleByArgument {

@@ -483,3 +483,36 @@ def test_shutdown_is_bounded_with_a_client_that_does_not_read(daemon_factory):
     assert d.stop(signal.SIGTERM, timeout=60) == 0  # bounded: a daemon waiting on the reader never exits
     assert time.monotonic() - started < 30  # a generous ceiling: 60 times the shutdown timeout
     stuck.close()
+
+
+# --- --event-loop -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loop", ["epoll", "poll"])
+def test_both_event_loops_serve_pages_and_navigations(daemon_factory, loop):
+    d = daemon_factory("--event-loop", loop)
+
+    async def main():
+        async with connect(d.ws_url) as page:
+            await page.send(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": "http://127.0.0.1/app#/"}}))
+            hello = json.loads(await asyncio.wait_for(page.recv(), 10))
+            assert "result" in hello, hello
+            for i in range(2, 52):
+                await page.send(json.dumps({"id": i, "method": "pwa-navigate", "params": {"url": f"http://127.0.0.1/app#/{i}"}}))
+                await page.send(request(1000 + i))
+            got = []
+            while len(got) < 100:
+                m = json.loads(await asyncio.wait_for(page.recv(), 10))
+                if "id" in m:
+                    got.append(m["id"])
+            assert got == [x for i in range(2, 52) for x in (i, 1000 + i)]
+
+    asyncio.run(main())
+    status, _, _ = http_request(d, "/healthz")
+    assert status == 200
+
+
+def test_an_unknown_event_loop_is_refused():
+    code, _, err = run_daemon_expect_exit("--event-loop", "select")
+    assert code == 64
+    assert "--event-loop" in err
