@@ -540,7 +540,9 @@ public final class Transport {
     func writeBatch(_ conn: Connection) -> Int32 {
         let payload = (scratch + pre).assumingMemoryBound(to: UInt8.self)
         var used = 0
-        while let message = conn.queue.first {
+        var messages = 0
+        var bytes = 0
+        while let message = conn.queue.element(at: messages) {
             let n = message.count
             let header = Transport.frameHeaderSize(payloadLength: n)
             guard used + header + n <= Transport.chunkSize else { break }
@@ -549,18 +551,31 @@ public final class Transport {
                 if n > 0 { (payload + used + header).update(from: src.baseAddress!.assumingMemoryBound(to: UInt8.self), count: n) }
             }
             used += header + n
-            conn.queuedBytes -= n
-            conn.queue.removeFirst()
+            bytes += n
+            messages += 1
         }
         let written = bridged_lws_write(conn.wsi, payload, used, Int32(LWS_WRITE_HTTP.rawValue))
+        if written == Transport.socketFull {
+            // The socket took nothing (a write outside WRITEABLE can find it full): lws kept
+            // nothing either and asked for WRITEABLE; the messages stay queued for it.
+            conn.writableRequested = true
+            return 0
+        }
         if written < used {
             logger.debug("write failed; closing", metadata: ["connection": "c\(conn.id)"])
             return -1
         }
+        // Written, or the part the socket did not take is held by lws (sent first, in order).
+        for _ in 0..<messages { conn.queue.removeFirst() }
+        conn.queuedBytes -= bytes
         noteWritten(conn)
         if !conn.queue.isEmpty || conn.closeRequest != nil { requestWritable(conn) }
         return 0
     }
+
+    /// What `lws_write` returns when the socket took nothing and lws buffered nothing
+    /// (`LWS_SSL_CAPABLE_MORE_SERVICE` in lws 4.1.6's private headers): retry on WRITEABLE.
+    static let socketFull: Int32 = -4
 
     /// Bytes of the header of an unmasked server frame carrying `payloadLength` bytes
     /// (RFC 6455 §5.2): 2 up to 125, 4 up to 65,535, 10 beyond.

@@ -7,6 +7,8 @@ struct MessageQueue {
     var isEmpty: Bool { head == storage.count }
     var count: Int { storage.count - head }
     var first: [UInt8]? { isEmpty ? nil : storage[head] }
+    /// The message `offset` places behind the first (0: the first), nil past the end.
+    func element(at offset: Int) -> [UInt8]? { head + offset < storage.count ? storage[head + offset] : nil }
 
     mutating func append(_ message: [UInt8]) { storage.append(message) }
 

@@ -1,5 +1,8 @@
 @testable import BridgeServer
 import Dispatch
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 /// The same transport behaviour on both event loops (`--event-loop epoll`, the default, and
@@ -98,6 +101,46 @@ import Testing
         expected.insert(big, at: 301)
         #expect(texts.count == expected.count)
         #expect(texts == expected)
+    }
+
+    @Test(arguments: TransportConfiguration.EventLoop.allCases)
+    func messagesWrittenWhileTheSocketIsFullAreKept(loop: TransportConfiguration.EventLoop) throws {
+        // Small messages pushed from timer rounds (written at once, outside WRITEABLE) to a
+        // client that reads slowly: again and again the socket is full when the next one is
+        // written, and the socket takes nothing. None may be lost, reordered or end the
+        // connection.
+        let total = 3000
+        let body = String(repeating: "x", count: 1000)
+        let service = ServiceThread(configuration: Self.configuration(loop), makeDelegate: { t in
+            let d = ScriptedDelegate(t, events: Recorder())
+            d.onOpen = { t, id, _ in
+                var next = 0
+                func push() {
+                    for _ in 0..<3 where next < total {
+                        t.send(id, Array("\(next) \(body)".utf8))
+                        next += 1
+                    }
+                    if next < total { _ = t.schedule(afterMicroseconds: 0) { push() } }
+                }
+                push()
+            }
+            return d
+        })
+        #expect(service.waitStarted())
+        defer { service.stop() }
+        let client = try RawClient(port: service.port, receiveBuffer: 4096)
+        var received = 0
+        while received < total {
+            let (_, m) = try client.readMessage()
+            #expect(m.opcode == 1)
+            guard m.text == "\(received) \(body)" else {
+                Issue.record("message \(received): got \(m.text.prefix(20))")
+                return
+            }
+            received += 1
+            if received % 50 == 0 { usleep(2000) }  // a slow reader, so that the socket fills again
+        }
+        #expect(service.sync { t in t.connectionCount } == 1)
     }
 
     @Test(arguments: TransportConfiguration.EventLoop.allCases)
