@@ -112,8 +112,12 @@ extension Transport {
         guard let context else { return }
         armedDeadline = deadline
         if let uvTimer {
-            // Whole milliseconds, rounded up; `timersDue` re-arms when it fires early.
-            bridged_uv_timer_arm(uvTimer, max(0, deadline - monotonicMicroseconds))
+            // Whole milliseconds, rounded up; `timersDue` re-arms when it fires early. Armed
+            // from a timer round, at least 1 ms: libuv runs a timer started with 0 ms inside its
+            // callback again in the same pass, before any socket, so a body that reschedules
+            // itself with no delay would starve the sockets.
+            let delay = deadline - monotonicMicroseconds
+            bridged_uv_timer_arm(uvTimer, firingTimers ? max(1, delay) : max(0, delay))
             return
         }
         // lws takes a delay; its deadline (its now + delay) is never earlier than ours.
@@ -128,6 +132,8 @@ extension Transport {
     /// itself with no delay cannot starve the sockets).
     func timersDue() {
         armedDeadline = nil
+        firingTimers = true
+        defer { firingTimers = false }
         let now = monotonicMicroseconds
         let firstNewSerial = nextTimerSerial
         while let top = timerHeap.min, top.deadline <= now, top.serial < firstNewSerial {
@@ -140,6 +146,10 @@ extension Transport {
         while let top = timerHeap.min, timerBodies[top.serial] == nil { timerHeap.popMin() }
         if let top = timerHeap.min { arm(top.deadline) }
         if !pendingFlush.isEmpty { flushPendingWrites() }
+        // lws arms its own libuv timer only from its callbacks: a close grace (lws_set_timeout)
+        // set by a body here would wait for the next of them. A wake-up makes one.
+        if lwsTimeoutsSet, let context, uvLoop != nil { lws_cancel_service(context) }
+        lwsTimeoutsSet = false
     }
 }
 

@@ -32,7 +32,7 @@ extension Transport {
     func failForUnmaskedFrame(_ conn: Connection) {
         conn.discardInput = true
         conn.closeRequest = (1002, "unmasked frame")
-        bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
+        setCloseGrace(conn)
     }
 
     func wireDescriptor(_ wsi: OpaquePointer) -> Int32 { Int32(lws_get_socket_fd(wsi)) }

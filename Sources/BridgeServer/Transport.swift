@@ -64,6 +64,10 @@ public final class Transport {
     /// The one lws sul behind every timer, armed for the earliest deadline.
     let timerNode: UnsafeMutablePointer<bridged_timer_t>
     var armedDeadline: Int64?
+    /// True while `timersDue` runs (see `arm`).
+    var firingTimers = false
+    /// An lws timeout was set since the last timer round ended (see `timersDue`).
+    var lwsTimeoutsSet = false
     var nextTimerSerial: UInt64 = 1
     // Keyed timers (see Transport+Timers.swift): in-order deadlines in a FIFO behind one heap
     // timer, the others with a heap timer each.
@@ -169,12 +173,12 @@ public final class Transport {
     }
 
     /// After the context is destroyed: lets lws close its libuv handles, then frees the loop.
-    private func finishLoop() {
+    private func finishLoop(_ ctx: OpaquePointer) {
         if let uvTimer { bridged_uv_timer_close(uvTimer) }
         uvTimer = nil
         guard let loop = uvLoop else { return }
         uvLoop = nil
-        if bridged_uv_loop_finish(loop, 1000) != 0 {
+        if bridged_uv_loop_finish(loop, 1000, ctx) != 0 {
             logger.warning("the event loop still had open handles after the context was destroyed; it is left allocated")
         }
     }
@@ -298,7 +302,7 @@ public final class Transport {
         armedDeadline = nil
         // Connections still open get CLOSED callbacks from the destroy (delegate told there).
         lws_context_destroy(ctx)
-        finishLoop()
+        finishLoop(ctx)
         context = nil
         timerBodies.removeAll()
         timerHeap = TimerHeap()
@@ -382,8 +386,10 @@ public final class Transport {
                let first = conn.queue.first, first.count <= Transport.chunkSize - 4,
                bridged_lws_has_buffered_out(conn.wsi) == 0 {
                 if writeBatch(conn) < 0 {
+                    // The socket failed: no close frame can go out; lws drops the connection.
                     conn.queuedBytes -= conn.queue.removeAll()
                     conn.discardInput = true
+                    conn.closeSent = true
                     bridged_lws_kill_async(conn.wsi)
                 }
             } else {
@@ -436,6 +442,12 @@ public final class Transport {
         }
     }
 
+    /// Arms lws's close grace for `conn` (see `closeGraceSeconds`).
+    func setCloseGrace(_ conn: Connection) {
+        bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
+        lwsTimeoutsSet = true
+    }
+
     /// How long a peer may take to make room for our close frame, and then to answer it with its
     /// own close, before lws drops the connection.
     static let closeGraceSeconds: Int32 = 5
@@ -459,7 +471,7 @@ public final class Transport {
         conn.headOffset = 0
         conn.discardInput = true
         conn.closeRequest = (code, reason)
-        bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
+        setCloseGrace(conn)
         requestWritable(conn)
     }
 
@@ -488,7 +500,7 @@ public final class Transport {
         if conn.wireFailed { bridged_wire_closing(wireDescriptor(conn.wsi)) }
         counters.noteClose(code)
         conn.discardInput = true
-        bridged_lws_set_timeout(conn.wsi, Transport.closeGraceSeconds)
+        setCloseGrace(conn)
     }
 
     /// SERVER_WRITEABLE: one lws_write (a message, one fragment of a large one, or the close

@@ -109,12 +109,16 @@ static inline int bridged_uv_run_once(void *loop) {
     return uv_run((uv_loop_t *)loop, UV_RUN_ONCE);
 }
 
-/* After lws_context_destroy: runs the loop until lws's handles have closed (at most `rounds`
- * non-blocking rounds), then closes and frees it. 0 when the loop closed; otherwise the loop is
+/* After lws_context_destroy(ctx): runs the loop until lws's handles have closed (at most
+ * `rounds` non-blocking rounds), completes the destroy, then closes and frees the loop. 0 when the loop closed; otherwise the loop is
  * left allocated (a handle is still open) and -1 is returned. */
-static inline int bridged_uv_loop_finish(void *loop, int rounds) {
+static inline int bridged_uv_loop_finish(void *loop, int rounds, struct lws_context *ctx) {
     uv_loop_t *l = (uv_loop_t *)loop;
-    while (rounds-- > 0 && uv_run(l, UV_RUN_NOWAIT)) {}
+    int busy = 1;
+    while (rounds-- > 0 && (busy = uv_run(l, UV_RUN_NOWAIT))) {}
+    /* On a foreign loop lws 4.1.6 stops its destroy once the handles are closing and nothing
+     * finishes it: a second call, once they are closed, frees the context. */
+    if (!busy && ctx) lws_context_destroy(ctx);
     if (uv_loop_close(l) != 0) return -1;
     free(l);
     return 0;
@@ -187,6 +191,7 @@ static inline int bridged_lws_has_buffered_out(struct lws *wsi) { return lws_par
 /* Closes the connection at lws's next service of it (from outside its own callback). */
 static inline void bridged_lws_kill_async(struct lws *wsi) {
     lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    lws_cancel_service_pt(wsi);
 }
 
 #endif

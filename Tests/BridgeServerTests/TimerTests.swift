@@ -228,22 +228,30 @@ import Testing
 }
 
 extension TimerTests {
-    @Test func aTimerReschedulingItselfDoesNotStarveOtherWork() throws {
-        let service = ServiceThread()
+    @Test(arguments: TransportConfiguration.EventLoop.allCases)
+    func aTimerReschedulingItselfDoesNotStarveOtherWork(loop: TransportConfiguration.EventLoop) throws {
+        var c = ServiceThread.defaultConfiguration()
+        c.eventLoop = loop
+        let service = ServiceThread(configuration: c)
         #expect(service.waitStarted())
         defer { service.stop() }
         let stop = Locked(false)
         let rounds = Recorder<Int>()
+        let running = Recorder<Bool>()
         service.remote.enqueue { (t: Transport) in
             var n = 0
             func again() {
                 n += 1
+                if n == 3 { running.append(true) }
                 if stop.withLock({ $0 }) { rounds.append(n); return }
                 _ = t.schedule(afterMicroseconds: 0) { again() }
             }
             again()
         }
-        // This work item can only run if the loop keeps servicing its wake-up pipe.
+        // Once the timer is rescheduling itself (so the next work item cannot have been taken
+        // in the same drain as the first), this work item can only run if the loop keeps
+        // servicing its wake-up pipe between timer rounds.
+        #expect(running.wait(forCount: 1))
         service.remote.enqueue { stop.withLock { $0 = true } }
         #expect(rounds.wait(forCount: 1))
     }
