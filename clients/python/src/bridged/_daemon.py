@@ -12,7 +12,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from typing import IO, Any, List, Optional, Sequence
+from typing import IO, Any, Dict, List, Optional, Sequence
 
 from ._controller import Controller
 from ._errors import DaemonError
@@ -67,7 +67,7 @@ class Daemon:
         config: Optional[str] = None,
         args: Sequence[str] = (),
         *,
-        env: Optional[dict] = None,
+        env: Optional[Dict[str, str]] = None,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         stop_grace: float = DEFAULT_STOP_GRACE,
     ) -> None:
@@ -92,7 +92,7 @@ class Daemon:
                 self.token = str(args[i + 1])
         self.start_timeout = start_timeout
         self.stop_grace = stop_grace
-        self.process: Optional[subprocess.Popen] = None
+        self.process: "Optional[subprocess.Popen[bytes]]" = None
         self.host = ""
         self.port = 0
         self._stderr_path: Optional[str] = None
