@@ -30,3 +30,8 @@ if [ $want_test = 1 ]; then
     $py -m pip install -q --disable-pip-version-check websockets pytest selenium prometheus_client
   fi
 fi
+
+if [ $want_test = 1 ]; then
+  # Turbo 7.1.0 for the hotwire-native tests (Tests/integration/test_hotwire.py), from PyPI.
+  "$(dirname "$0")/fetch-turbo.sh"
+fi

@@ -89,6 +89,13 @@ def test_a_token_is_passed_on_by_the_daemon():
         assert e.value.code == "not-allowed"
 
 
+def test_a_token_given_as_token_equals_is_found_too():
+    with bridged.Daemon(args=["--token=other-token", "--drain-ms", "0"]) as d:
+        assert d.token == "other-token"
+        with d.controller() as c:
+            assert c.call("ping") == {}
+
+
 def test_a_closed_connection_raises_connection_closed():
     with bridged.Daemon(args=["--drain-ms", "0"]) as d:
         c = bridged.Controller(d.ws_url)  # not d.controller(): the daemon would close that one first

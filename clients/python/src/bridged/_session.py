@@ -53,7 +53,8 @@ class Session:
 
     def get(self) -> Dict[str, Any]:
         """``session.get``: ``{"session", "stack", "foreground", "handlers", "canGoBack"}``."""
-        return self.controller.call("session.get", session=self.id)
+        state: Dict[str, Any] = self.controller.call("session.get", session=self.id)
+        return state
 
     @property
     def items(self) -> List[Dict[str, Any]]:
@@ -108,12 +109,14 @@ class Session:
 
     def back(self) -> Dict[str, Any]:
         """``navigation.back``: ``{"action": "swap"|"pop"|"none", "removed", "stack"}``."""
-        return self.controller.call("navigation.back", session=self.id)
+        result: Dict[str, Any] = self.controller.call("navigation.back", session=self.id)
+        return result
 
     def navigate(self, url: str) -> Dict[str, Any]:
         """``navigation.navigateToUrl``: pushes a new classic web view for ``url``
         (``{"webview", "token", "pageUrl", "stack"}``); in a browser session, a new tab."""
-        return self.controller.call("navigation.navigateToUrl", session=self.id, url=url)
+        result: Dict[str, Any] = self.controller.call("navigation.navigateToUrl", session=self.id, url=url)
+        return result
 
     def wait_rendered(self, timeout: float = 5) -> Dict[str, Any]:
         """Waits until no foreground is up over the session; returns ``session.get``'s result then.
@@ -138,6 +141,7 @@ class Session:
                 pass  # not a browser session, or no page to ask: the daemon's state is all there is
         ctl = self.controller
         while True:
+            state: Dict[str, Any]
             state, seq = ctl._request("session.get", {"session": self.id}, None)
             foreground = state.get("foreground")
             if foreground is None:
