@@ -186,7 +186,15 @@ def test_devtools_without_chromium_stops_the_daemon_with_a_clear_error():
     code, out, err = run_daemon_expect_exit("serve", "--port", "0", "--devtools", "--chromium", "/nonexistent/chromium")
     assert code == 1, (code, out, err)
     assert "--devtools" in err and "apt-get install chromium" in err, err
-    assert "devtools ws://" not in out
+    assert "listening on" not in out and "devtools ws://" not in out, out
+
+
+def test_listening_comes_once_the_devtools_url_is_served(daemon_factory):
+    # A client that reads only the first line finds the url at once.
+    d = daemon_factory("--devtools")
+    status, _, body = http_request(d, "/api/devtools")
+    assert status == 200, body
+    assert DEVTOOLS.match("devtools " + json.loads(body)["webSocketDebuggerUrl"])
 
 
 def test_open_prints_the_devtools_url_and_the_page_is_there(devtools_daemon):
@@ -360,3 +368,13 @@ def test_page_route_sees_documents_before_bridged(devtools_daemon):
             await browser.close()
 
     run(go())
+
+
+def test_check_with_devtools_names_its_chromium_on_stderr(daemon_factory):
+    d = daemon_factory("--static", DEMO)
+    proc = subprocess.run([bridged_bin(), "check", d.url + "/app/astro.html", "--devtools", "--max-states", "2"],
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert DEVTOOLS.match(err.splitlines()[0]), err
+    assert "devtools" not in proc.stdout.decode(), "the report on stdout stays as it was"
