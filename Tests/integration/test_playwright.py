@@ -378,3 +378,23 @@ def test_check_with_devtools_names_its_chromium_on_stderr(daemon_factory):
     assert proc.returncode == 0, (proc.returncode, err)
     assert DEVTOOLS.match(err.splitlines()[0]), err
     assert "devtools" not in proc.stdout.decode(), "the report on stdout stays as it was"
+
+
+def test_the_docs_python_example_runs(tmp_path):
+    # docs/PLAYWRIGHT.md's example, as written: pytest + Playwright + clients/python.
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(repo, "docs", "PLAYWRIGHT.md")) as f:
+        doc = f.read()
+    m = re.search(r"```python\n(# test_app_in_bridged\.py.*?)```", doc, re.S)
+    assert m, "docs/PLAYWRIGHT.md has its example"
+    example = tmp_path / "test_app_in_bridged.py"
+    example.write_text(m.group(1))
+    env = dict(os.environ)
+    env.pop("BRIDGED_TOKEN", None)
+    env.update(BRIDGED_BIN=bridged_bin(), BRIDGED_DEMO=DEMO,
+               PYTHONPATH=os.pathsep.join(filter(None, [os.path.join(repo, "clients", "python", "src"), env.get("PYTHONPATH")])))
+    proc = subprocess.run([os.sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example)],
+                          cwd=repo, env=env, capture_output=True, timeout=180, stdin=subprocess.DEVNULL)
+    out = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    assert proc.returncode == 0, out
+    assert "1 passed" in out, out
