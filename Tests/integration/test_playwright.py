@@ -213,6 +213,8 @@ def test_open_prints_the_devtools_url_and_the_page_is_there(devtools_daemon):
             page = await find_page(browser.contexts[0], url)
             await page.wait_for_function("document.body.dataset.renders === '1'")
             assert (await page.evaluate("navigator.userAgent")).endswith(" Astro App/1.0")
+            # Playwright's connect_over_cdp leaves bridged's phone emulation alone.
+            assert await page.evaluate("[innerWidth, innerHeight, navigator.maxTouchPoints > 0]") == [390, 844, True]
             await browser.close()
 
     run(go())
