@@ -106,10 +106,10 @@ extension Daemon {
                 await host.closeSession(session)
                 return nil
             }
-        case .takeSnapshot(let session, let webview, let placeholder):
+        case .takeSnapshot(let session, let webview):
             onHost { host in
                 let jpeg = try? await host.screenshot(session: session, webview: webview)
-                return .snapshotTaken(session: session, placeholder: placeholder, image: jpeg)
+                return .snapshotTaken(session: session, webview: webview, image: jpeg)
             }
         case .showOverlay(let session, let webview, let image):
             let css = image.map { "url(data:image/jpeg;base64,\(Data($0).base64EncodedString()))" } ?? "none"
