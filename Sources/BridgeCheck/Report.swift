@@ -113,8 +113,18 @@ public struct CheckReport: Sendable {
         let broken = Set(findings.map(\.rule))
         out.append(passed
                    ? "app-aware: \(rules.count) rules kept over \(rows.count) navigation\(rows.count == 1 ? "" : "s") and \(steps.count) step\(steps.count == 1 ? "" : "s")"
-                   : "NOT app-aware: \(broken.count) rule\(broken.count == 1 ? "" : "s") broken (\(broken.sorted().joined(separator: ", ")))\(steps.contains { $0.failure != nil } ? ", \(steps.filter { $0.failure != nil }.count) step(s) failed" : "")")
+                   : "NOT app-aware: " + verdictParts.joined(separator: ", "))
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// What failed, in words: the rules broken, the steps failed.
+    var verdictParts: [String] {
+        let broken = Set(findings.map(\.rule))
+        let failedSteps = steps.filter { $0.failure != nil }.count
+        var parts: [String] = []
+        if !broken.isEmpty { parts.append("\(broken.count) rule\(broken.count == 1 ? "" : "s") broken (\(broken.sorted().joined(separator: ", ")))") }
+        if failedSteps > 0 { parts.append("\(failedSteps) step\(failedSteps == 1 ? "" : "s") failed") }
+        return parts
     }
 
     func short(_ url: String) -> String {

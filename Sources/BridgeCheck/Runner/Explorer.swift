@@ -58,8 +58,10 @@ extension CheckRunner {
         var seen: Set<String> = [Rules.comparable(startURL)]
         let first = try links()
         startLinks = first
-        var queued = Set(first.map(\.key))
-        var queue: [[Link]] = first.filter { Rules.comparable($0.key) != Rules.comparable(startURL) }.map { [$0] }
+        // Links already queued (or the start page itself), by their comparable key.
+        var queued: Set<String> = [Rules.comparable(startURL)]
+        var queue: [[Link]] = []
+        for l in first where queued.insert(Rules.comparable(l.key)).inserted { queue.append([l]) }
         var n = 0
         var how = "the start page as loaded"
         while !queue.isEmpty, states.count < options.maxStates {
@@ -95,7 +97,7 @@ extension CheckRunner {
                     states.append(CheckReport.State(url: here, via: path.map(\.described), steps: from..<n, start: how))
                     newState = states.count - 1
                     if Rules.origin(here) == Rules.origin(options.url) {
-                        for l in try links() where queued.insert(l.key).inserted && Rules.comparable(l.key) != Rules.comparable(here) {
+                        for l in try links() where !seen.contains(Rules.comparable(l.key)) && queued.insert(Rules.comparable(l.key)).inserted {
                             queue.append(path + [l])
                         }
                     }
