@@ -251,7 +251,7 @@ enum Logs {
     }
 }
 
-@Suite struct ReportTests {
+@Suite struct ExploreReportTests {
     func report(states: [CheckReport.State]?, findings: [Finding] = [], steps: [CheckReport.StepResult] = []) -> CheckReport {
         CheckReport(url: Logs.app + "/", steps: steps, findings: findings, rows: [], budgetMs: nil, seconds: 1, states: states)
     }

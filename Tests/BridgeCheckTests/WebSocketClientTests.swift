@@ -16,7 +16,8 @@ final class ScriptedServer: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     init(status: String = "HTTP/1.1 101 Switching Protocols", frames: [[UInt8]], readAfter: Int = 0) throws {
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var addr = sockaddr_in()
