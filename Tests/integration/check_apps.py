@@ -15,7 +15,8 @@ path:
 - /dead/     a link to a page of the app whose server closes the connection without answering.
 - /site/     a classic multi-page site: a home page with 10 links (one target=_blank) to pages
              that link back home.
-- /ua/       a page whose title says whether the user agent is a phone's (`Mobile`), and its last word.
+- /ua/       a page whose title says whether the user agent is a phone's (`Mobile`, and the
+             client hints' `mobile`), and the user agent's last word.
 """
 from __future__ import annotations
 
@@ -121,7 +122,8 @@ SITE_HOME = """<!doctype html><html><head><title>Site</title></head><body>
 SITE_PAGE = """<!doctype html><html><head><title>Page {n}</title></head><body><h1>Page {n}</h1><a href="/site/">home</a></body></html>"""
 
 UA = """<!doctype html><html><head><title>?</title></head><body>
-<script>document.title = (/Mobile/.test(navigator.userAgent) ? "mobile " : "desktop ") + navigator.userAgent.split(" ").pop();</script></body></html>"""
+<script>document.title = (/Mobile/.test(navigator.userAgent) && navigator.userAgentData.mobile ? "mobile " : "desktop ")
+  + navigator.userAgent.split(" ").pop();</script></body></html>"""
 
 ELSEWHERE = """<!doctype html><html><head><title>Elsewhere</title></head><body><p>another site</p></body></html>"""
 
