@@ -47,6 +47,9 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The Chromium binary (default: chromium on PATH).", valueName: "path"))
     var chromium: String?
 
+    @Flag(help: "The check's Chromium also listens for DevTools on a loopback port (see `serve --devtools`); its url is printed on stderr as `devtools ws://…` before the check runs.")
+    var devtools: Bool = false
+
     @Option(name: .customLong("timeout-s"), help: "How long a page may take to load, or a step to settle (document loaded, no fetch/XHR in flight, 250 ms still), before the check gives up (1...600).")
     var timeoutS: Int = 30
 
@@ -111,7 +114,7 @@ struct CheckCommand: ParsableCommand {
             if let config { extra += ["--config", config] }
             if let userAgentSuffix { extra += ["--user-agent-suffix", userAgentSuffix] }
             if let viewport { extra += ["--viewport", viewport] }
-            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, extra: extra)
+            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra)
         } catch {
             throw fail("cannot start the daemon: \(error)")
         }
@@ -173,7 +176,7 @@ final class DaemonChild {
 
     private init(stderrPath: String) { self.stderrPath = stderrPath }
 
-    static func start(record: String?, chromium: String?, extra: [String] = []) throws -> DaemonChild {
+    static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = []) throws -> DaemonChild {
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
         FileManager.default.createFile(atPath: errPath, contents: nil)
         let d = DaemonChild(stderrPath: errPath)
@@ -181,25 +184,34 @@ final class DaemonChild {
         var args = ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"]
         if let record { args += ["--record", record] }
         if let chromium { args += ["--chromium", chromium] }
+        if devtools { args.append("--devtools") }
         d.process.arguments = args + extra
         let out = Pipe()
         d.process.standardOutput = out
         d.process.standardError = FileHandle(forWritingAtPath: errPath)
         try d.process.run()
-        // The first line: `listening on http://127.0.0.1:PORT`.
-        var line = [UInt8]()
         let fh = out.fileHandleForReading
-        while true {
-            let b = fh.readData(ofLength: 1)
-            if b.isEmpty { throw ClientErrorCLI("the daemon exited before listening" + d.stderrTail()) }
-            if b[0] == 10 { break }
-            line.append(b[0])
+        func readLine(_ what: String) throws -> String {
+            var line = [UInt8]()
+            while true {
+                let b = fh.readData(ofLength: 1)
+                if b.isEmpty { d.process.waitUntilExit(); throw ClientErrorCLI("the daemon exited before \(what)" + d.stderrTail()) }
+                if b[0] == 10 { break }
+                line.append(b[0])
+            }
+            return String(decoding: line, as: UTF8.self)
         }
-        let text = String(decoding: line, as: UTF8.self)
+        // The first line: `listening on http://127.0.0.1:PORT`.
+        let text = try readLine("listening")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
             throw ClientErrorCLI("unexpected first line from the daemon: \(text)")
         }
         d.port = port
+        if devtools {
+            // The next one: `devtools ws://127.0.0.1:PORT/devtools/browser/ID`.
+            let line = try readLine("its Chromium listened for DevTools")
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
         return d
     }
 
