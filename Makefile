@@ -7,7 +7,7 @@ PORT ?= 8787
 RELEASE_BIN := .build/release/bridged
 export BRIDGED_BIN ?= $(CURDIR)/$(RELEASE_BIN)
 
-.PHONY: fuzz fuzz-build test-asan test-asan-smoke test-tsan deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
+.PHONY: fuzz fuzz-build test-asan test-asan-smoke test-tsan deps deps-test deps-deb deb build build-release run test test-swift test-js test-integration clean bench bench-build
 
 # Install what is missing (idempotent; apt-get only when a piece is absent).
 deps:
@@ -15,6 +15,9 @@ deps:
 
 deps-test:
 	@./scripts/install-deps.sh --test
+
+deps-deb:
+	@./scripts/install-deps.sh --deb
 
 # js-client/bridge.js (and every file under Sources/BridgeServer/Assets/) is compiled into the
 # daemon at build time by the EmbedAssets build-tool plugin (Plugins/EmbedAssets).
@@ -30,8 +33,9 @@ run: build-release
 test: deps-test
 	$(MAKE) test-swift
 	$(MAKE) build-release
+	$(MAKE) deb
 	$(MAKE) test-js
-	$(MAKE) test-integration
+	BRIDGED_DEB_REQUIRED=1 $(MAKE) test-integration
 
 test-swift:
 	$(SWIFT) build --build-tests
@@ -42,6 +46,14 @@ test-js:
 
 test-integration:
 	$(PYTHON) -m pytest -q Tests/integration
+
+# The Debian package (docs/INSTALL.md): dist/bridged_VERSION_amd64.deb, built by
+# scripts/build-deb.sh under .build-deb (the manual pages from the argument parser's generator,
+# the binary with --static-swift-stdlib, Depends from dpkg-shlibdeps, lintian). `make test`
+# builds it once; Tests/integration/test_deb.py runs its bridged with /opt/swift hidden.
+# DEB_TIMING
+deb: deps-deb
+	./scripts/build-deb.sh
 
 # Benchmarks (not part of `make test`): every workload against bridged, a raw libwebsockets echo
 # server and a Python `websockets` mock, one core each side; prints the table of
@@ -149,4 +161,4 @@ test-tsan: deps-test
 	  exit $$status
 
 clean:
-	rm -rf .build .build-asan .build-tsan .build-fuzz Benchmarks/.build
+	rm -rf .build .build-asan .build-tsan .build-fuzz .build-deb dist Benchmarks/.build
