@@ -12,7 +12,7 @@
 #   6. lintian, when it is installed: any error fails the build.
 #
 # Everything is built under $DEB_SCRATCH (default .build-deb), apart from the normal .build.
-# The package is reproducible: timestamps come from the changelog's date (SOURCE_DATE_EPOCH).
+# File dates in the package are the changelog's date (SOURCE_DATE_EPOCH), not the build's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
