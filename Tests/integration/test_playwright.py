@@ -213,6 +213,8 @@ def test_open_prints_the_devtools_url_and_the_page_is_there(devtools_daemon):
             page = await find_page(browser.contexts[0], url)
             await page.wait_for_function("document.body.dataset.renders === '1'")
             assert (await page.evaluate("navigator.userAgent")).endswith(" Astro App/1.0")
+            # Playwright's connect_over_cdp leaves bridged's phone emulation alone.
+            assert await page.evaluate("[innerWidth, innerHeight, navigator.maxTouchPoints > 0]") == [390, 844, True]
             await browser.close()
 
     run(go())
@@ -398,3 +400,54 @@ def test_the_docs_python_example_runs(tmp_path):
     out = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
     assert proc.returncode == 0, out
     assert "1 passed" in out, out
+
+
+def chromium_main(d):
+    for pid in descendants(d.proc.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"--remote-debugging-pipe" in argv and not any(a.startswith(b"--type=") for a in argv):
+            return pid
+    return None
+
+
+def test_after_a_crash_a_new_chromium_listens_on_a_new_url(devtools_daemon):
+    d = devtools_daemon("--static", DEMO)
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, d.url + "/app/astro.html")
+        first = chromium_main(d)
+        assert first
+        os.kill(first, signal.SIGKILL)
+        await c.next_event("browser.crashed", TIMEOUT, where=lambda p: p["session"] == s)
+
+        # /api/devtools answers 503 until the new Chromium listens (it starts at once, with no
+        # browser session asking for it): another process's state, so it is asked again.
+        async def served():
+            status, _, body = http_request(d, "/api/devtools")
+            assert status in (200, 503), (status, body)
+            return status == 200 and json.loads(body)["webSocketDebuggerUrl"]
+
+        deadline = time.monotonic() + TIMEOUT
+        while not (url := await served()):
+            assert time.monotonic() < deadline, "no new Chromium after the crash"
+            await asyncio.sleep(0.05)
+        assert url != d.devtools and DEVTOOLS.match("devtools " + url)
+        second = chromium_main(d)
+        assert second and second != first
+        sockets = listening_sockets([d.proc.pid, *chromium_pids(d)])
+        assert all(is_loopback(a) for a, _ in sockets), sockets
+        # The new one serves Playwright and new browser sessions.
+        s2 = await create(c, d.url + "/app/astro.html")
+        async with async_playwright() as p:
+            browser = await p.chromium.connect_over_cdp(url)
+            page = await find_page(browser.contexts[0], d.url + "/app/astro.html")
+            await page.wait_for_function("document.body.dataset.renders === '1'")
+            await browser.close()
+        assert ids((await c.request("session.get", {"session": s2}))["stack"]) == "W1"
+
+    run(go())
