@@ -23,6 +23,8 @@ if [ $want_test = 1 ]; then
   # The farm tests run the daemons behind both proxies (Tests/integration/test_farm.py).
   [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || apt_pkgs+=(nginx)
   [ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || apt_pkgs+=(haproxy)
+  # make test-python-client installs clients/python into a fresh venv (Debian's python3: python3-venv).
+  ${PYTHON:-python3} -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_pkgs+=(python3-venv)
 fi
 if [ $want_deb = 1 ]; then
   command -v dpkg-shlibdeps >/dev/null 2>&1 || apt_pkgs+=(dpkg-dev)
