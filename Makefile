@@ -7,7 +7,7 @@ PORT ?= 8787
 RELEASE_BIN := .build/release/bridged
 export BRIDGED_BIN ?= $(CURDIR)/$(RELEASE_BIN)
 
-.PHONY: fuzz fuzz-build test-asan test-asan-smoke test-tsan deps deps-test build build-release run test test-swift test-js test-integration clean bench bench-build
+.PHONY: fuzz fuzz-build test-asan test-asan-smoke test-tsan deps deps-test build build-release run test test-swift test-js test-python-client test-integration clean bench bench-build
 
 # Install what is missing (idempotent; apt-get only when a piece is absent).
 deps:
@@ -31,17 +31,31 @@ test: deps-test
 	$(MAKE) test-swift
 	$(MAKE) build-release
 	$(MAKE) test-js
+	$(MAKE) test-python-client
 	$(MAKE) test-integration
 
 test-swift:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
+# js-client/controller.js's tests need a WebSocket: global from Node 22, behind a flag on Node 20.
 test-js:
-	node --test js-client/test/
+	flag=""; node -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' || \
+	  { node --experimental-websocket -e '' 2>/dev/null && flag=--experimental-websocket; }; \
+	  node $$flag --test js-client/test/
 
 test-integration:
 	$(PYTHON) -m pytest -q Tests/integration
+
+# The Python client (clients/python, docs/PYTHON-CLIENT.md): `pip install ./clients/python` into a
+# fresh venv (which sees the system's pytest and websockets, so nothing is downloaded), then its
+# own tests against that installed package and the release binary ($BRIDGED_BIN).
+PY_CLIENT_VENV := .build/python-client-venv
+test-python-client:
+	rm -rf $(PY_CLIENT_VENV)
+	$(PYTHON) -m venv --system-site-packages $(PY_CLIENT_VENV)
+	$(PY_CLIENT_VENV)/bin/python -m pip install -q --disable-pip-version-check ./clients/python
+	$(PY_CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 
 # Benchmarks (not part of `make test`): every workload against bridged, a raw libwebsockets echo
 # server and a Python `websockets` mock, one core each side; prints the table of

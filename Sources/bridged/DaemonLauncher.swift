@@ -37,14 +37,39 @@ extension DaemonOptions {
         return (daemon, configuration, logger)
     }
 
+    /// With `--devtools`: starts Chromium now and prints `devtools ws://127.0.0.1:PORT/devtools/browser/ID`
+    /// once it listens. Call from `onStart`, after `listening on …`. When Chromium cannot start,
+    /// the daemon stops and `run` fails (exit status 1).
+    func startDevTools(_ daemon: Daemon, failure: DevToolsFailure) {
+        guard devtools else { return }
+        daemon.startDevTools { [remote = daemon.remote] result in
+            switch result {
+            case .success(let url):
+                Stdout.writeLine("devtools \(url)")
+            case .failure(let error):
+                failure.message = "--devtools: \(error)"
+                remote.stop()
+            }
+        }
+    }
+
     /// Runs `daemon` until a signal ends it: SIGINT stops at once; SIGTERM drains first
     /// (`--drain-ms`; a second SIGTERM stops at once).
-    func run(_ daemon: Daemon, logger: Logger) throws {
+    func run(_ daemon: Daemon, logger: Logger, devtoolsFailure: DevToolsFailure? = nil) throws {
         let interrupt = SignalHandlers(signals: [SIGINT]) { [remote = daemon.remote] in remote.stop() }
         let terminate = SignalHandlers(signals: [SIGTERM]) { [remote = daemon.remote, ms = drainMs] in remote.drain(milliseconds: ms) }
         try withExtendedLifetime((interrupt, terminate)) {
             try daemon.run()
         }
+        if let message = devtoolsFailure?.message {
+            Stderr.writeLine("bridged: \(message)")
+            throw ExitCode(1)
+        }
         logger.info("bye")
     }
+}
+
+/// Why `--devtools` stopped the daemon, set on the service thread and read after it ends.
+final class DevToolsFailure: @unchecked Sendable {
+    var message: String?
 }

@@ -7,7 +7,7 @@ struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the daemon: WebSocket endpoint, /bridge.js, the dashboard and the static app.",
-        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen).")
+        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen). With --devtools, a line `devtools ws://127.0.0.1:PORT/devtools/browser/ID` follows once Chromium listens.")
 
     @OptionGroup var options: DaemonOptions
 
@@ -17,10 +17,12 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
+        let failure = DevToolsFailure()
         // Called on the service thread once the listener accepts connections.
-        daemon.onStart = { port in
+        daemon.onStart = { [unowned daemon, options] port in
             Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
+            options.startDevTools(daemon, failure: failure)
         }
-        try options.run(daemon, logger: logger)
+        try options.run(daemon, logger: logger, devtoolsFailure: failure)
     }
 }

@@ -26,6 +26,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +34,9 @@ import time
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+# The project's Python client (clients/python, docs/PYTHON-CLIENT.md): `import bridged` uses the
+# checkout's own, installed or not.
+sys.path.insert(0, str(REPO / "clients" / "python" / "src"))
 LISTENING = re.compile(r"^listening on http://(\[[0-9a-fA-F:]+\]|[^:/\s]+):(\d+)$")
 
 

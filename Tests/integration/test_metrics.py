@@ -6,15 +6,15 @@ what was done (docs/METRICS.md lists every metric).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
 
-from browser_support import Controller
+import bridged
 from conftest import Closed, RawWebSocket, http_request
 
 
@@ -38,24 +38,28 @@ def value(samples, name, **labels) -> float:
 
 
 class Page:
-    def __init__(self, ws):
-        self.ws = ws
+    """A page by hand: each request's whole reply frame (result or error)."""
+
+    def __init__(self, daemon, **hello):
+        self.ws = connect(daemon.ws_url).__enter__()
         self.next_id = 1
+        self.hello = self.call("hello", {"protocol": 1, "role": "page", **hello})
 
-    @classmethod
-    async def open(cls, daemon, **hello):
-        page = cls(await connect(daemon.ws_url))
-        page.hello = await page.call("hello", {"protocol": 1, "role": "page", **hello})
-        return page
-
-    async def call(self, method, params=None):
+    def call(self, method, params=None):
         id_ = self.next_id
         self.next_id += 1
-        await self.ws.send(json.dumps({"id": id_, "method": method, "params": params or {}}))
+        self.ws.send(json.dumps({"id": id_, "method": method, "params": params or {}}))
         while True:
-            frame = json.loads(await asyncio.wait_for(self.ws.recv(), 15))
+            frame = json.loads(self.ws.recv(timeout=15))
             if frame.get("id") == id_:
                 return frame
+
+    def close_code(self):
+        """Reads until the daemon closes the connection; its close code."""
+        with pytest.raises(ConnectionClosed):
+            while True:
+                self.ws.recv(timeout=15)
+        return self.ws.close_code
 
 
 def test_every_metric_counts_what_happened(daemon_factory):
@@ -69,45 +73,35 @@ def test_every_metric_counts_what_happened(daemon_factory):
         assert types[family] == "counter", (family, types)
     assert value(before, "bridged_sessions") == 0
 
-    async def scenario():
-        ctl = await Controller.open(d.ws_url)
-        await ctl.call("session.subscribe", {})
-        page = await Page.open(d, url="http://127.0.0.1/app/")
+    with bridged.Controller(d.ws_url) as ctl:
+        page = Page(d, url="http://127.0.0.1/app/")
         session = page.hello["result"]["session"]
         # A rendered PWA navigation.
-        assert "result" in await page.call("pwa-navigate", {"url": "http://127.0.0.1/app/#/a"})
-        rendered = await page.call("pwa-rendered")
+        assert "result" in page.call("pwa-navigate", {"url": "http://127.0.0.1/app/#/a"})
+        rendered = page.call("pwa-rendered")
         assert rendered["result"]["removed"] is True
         latency_ms = rendered["result"]["latencyMs"]
         # A PWA navigation whose foreground times out, then a late pwa-rendered.
-        assert "result" in await page.call("pwa-navigate", {"url": "http://127.0.0.1/app/#/b"})
-        await ctl.wait_event("foreground.removed", session=session, reason="timeout")
-        assert (await page.call("pwa-rendered"))["result"]["removed"] is False
-        await ctl.wait_event("pwa-rendered", session=session, late=True)
+        assert "result" in page.call("pwa-navigate", {"url": "http://127.0.0.1/app/#/b"})
+        ctl.wait_event("foreground.removed", session=session, reason="timeout")
+        assert page.call("pwa-rendered")["result"]["removed"] is False
+        ctl.wait_event("pwa-rendered", session=session, late=True)
         # A swap and a none, from the page and the controller.
-        assert (await page.call("back"))["result"]["action"] == "swap"
+        assert page.call("back")["result"]["action"] == "swap"
         # Errors: a controller method from a page, an unknown method from a controller.
-        assert (await page.call("session.list"))["error"]["code"] == "not-allowed"
-        with pytest.raises(Exception):
-            await ctl.call("no.such.method", {})
+        assert page.call("session.list")["error"]["code"] == "not-allowed"
+        with pytest.raises(bridged.BridgeError):
+            ctl.call("no.such.method")
         both = scrape(d)
         assert value(both, "bridged_connections") == 2  # the controller and the page
         # A classic navigation (single-tab: the page is sent `load` and closed with 1000), then
         # a pop from the controller.
-        await ctl.call("navigation.navigateToUrl", {"session": session, "url": "http://127.0.0.1/app/classic"})
-        assert (await ctl.call("navigation.back", {"session": session}))["action"] == "pop"
-        await asyncio.wait_for(page.ws.wait_closed(), 15)
-        assert page.ws.close_code == 1000
-        return ctl, page, latency_ms
+        ctl.call("navigation.navigateToUrl", session=session, url="http://127.0.0.1/app/classic")
+        assert ctl.call("navigation.back", session=session)["action"] == "pop"
+        assert page.close_code() == 1000
+        m = scrape(d)
+        page.ws.close()
 
-    async def main():
-        ctl, page, latency_ms = await scenario()
-        during = scrape(d)
-        await page.ws.close()
-        await ctl.close()
-        return during, latency_ms
-
-    m, latency_ms = asyncio.run(main())
     assert value(m, "bridged_sessions") == 1
     assert 1 <= value(m, "bridged_connections") <= 2  # the page's socket may still be closing
     assert value(m, "bridged_requests_total", method="hello", code="ok") == 2
@@ -143,24 +137,20 @@ def test_every_metric_counts_what_happened(daemon_factory):
 
 def test_closes_by_code_and_parse_errors(daemon_factory):
     d = daemon_factory("--max-message-bytes", "1024")
-
-    async def main():
-        page = await Page.open(d, url="http://127.0.0.1/app/")
-        ctl = await Controller.open(d.ws_url)
-        await ctl.call("navigation.navigateToUrl", {"session": page.hello["result"]["session"], "url": "http://127.0.0.1/x"})
-        async with connect(d.ws_url) as ws:
-            await ws.send("{not json")
-            assert json.loads(await ws.recv())["error"]["code"] == "parse-error"
-            await ws.send("x" * 2000)
-            with pytest.raises(Exception):
-                await asyncio.wait_for(ws.recv(), 15)
+    page = Page(d, url="http://127.0.0.1/app/")
+    session = page.hello["result"]["session"]
+    with bridged.Controller(d.ws_url, subscribe=False) as ctl:
+        ctl.call("navigation.navigateToUrl", session=session, url="http://127.0.0.1/x")
+        with connect(d.ws_url) as ws:
+            ws.send("{not json")
+            assert json.loads(ws.recv(timeout=15))["error"]["code"] == "parse-error"
+            ws.send("x" * 2000)
+            with pytest.raises(ConnectionClosed):
+                ws.recv(timeout=15)
             assert ws.close_code == 1009
-        await ctl.call("session.close", {"session": page.hello["result"]["session"]})
-        await asyncio.wait_for(page.ws.wait_closed(), 15)
-        assert page.ws.close_code == 1000
-        await ctl.close()
+        ctl.call("session.close", session=session)
+        assert page.close_code() == 1000
 
-    asyncio.run(main())
     m = scrape(d)
     assert value(m, "bridged_closes_total", code="1009") == 1
     # The page sent `load` (single-tab) was closed with 1000 when the controller navigated.

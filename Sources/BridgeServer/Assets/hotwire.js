@@ -1,0 +1,1 @@
+../../../js-client/hotwire/hotwire.js

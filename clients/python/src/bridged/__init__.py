@@ -1,0 +1,41 @@
+"""bridged: drive the bridged daemon from Python tests and harnesses.
+
+::
+
+    import bridged
+
+    with bridged.Daemon(static="js-client/demo") as d, d.controller() as c:
+        s = c.create_session(d.url("/app/astro.html"), browser=True)
+        s.click("#astro-deals")
+        s.wait_rendered()
+        assert s.stack == "P1 W1(*P)"
+
+``Daemon`` starts and stops ``bridged serve``; ``Controller`` speaks the controller side of the
+bridge protocol (docs/PROTOCOL.md); ``Session`` drives one session. The pytest plugin
+(``bridged.pytest_plugin``, registered as an entry point) adds the fixtures ``bridged_daemon``
+and ``bridged_controller``. Everything is synchronous.
+"""
+from ._controller import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_BUFFERED_EVENTS, Controller, Event
+from ._daemon import DEFAULT_START_TIMEOUT, DEFAULT_STOP_GRACE, Daemon, find_binary
+from ._errors import BridgeError, ConnectionClosed, DaemonError
+from ._session import Session
+from ._stack import render_stack, stack_ids
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BridgeError",
+    "ConnectionClosed",
+    "Controller",
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_MAX_BUFFERED_EVENTS",
+    "DEFAULT_START_TIMEOUT",
+    "DEFAULT_STOP_GRACE",
+    "Daemon",
+    "DaemonError",
+    "Event",
+    "Session",
+    "find_binary",
+    "render_stack",
+    "stack_ids",
+]

@@ -1,0 +1,55 @@
+"""The client's own tests. They run against the installed package (`make test-python-client`
+installs it into a fresh venv first) and the daemon of $BRIDGED_BIN (the Makefile sets it to
+.build/release/bridged). The browser tests use the demo PWA: --bridged-static defaults to
+js-client/demo here."""
+import json
+import os
+import pathlib
+import threading
+
+import pytest
+from websockets.sync.client import connect
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+DEMO = str(REPO / "js-client" / "demo")
+
+
+def pytest_configure(config):
+    if config.getoption("--bridged-static", default=None) is None:
+        config.option.bridged_static = DEMO
+
+
+class Page:
+    """A page connection (the page side, by hand) for the tests of plain sessions."""
+
+    def __init__(self, ws_url, **claim):
+        self.ws = connect(ws_url, compression=None).__enter__()
+        self.next_id = 1
+        self.hello = self.request("hello", {"protocol": 1, "role": "page", "url": "http://127.0.0.1/app/", **claim})
+
+    def request(self, method, params=None):
+        rid = self.next_id
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": rid, "method": method, "params": params or {}}))
+        while True:
+            frame = json.loads(self.ws.recv(timeout=10))
+            if frame.get("id") == rid:
+                assert "result" in frame, frame
+                return frame["result"]
+
+    def close(self):
+        self.ws.close()
+
+
+@pytest.fixture
+def page_of(bridged_daemon):
+    pages = []
+
+    def open_page(**claim):
+        p = Page(bridged_daemon.ws_url, **claim)
+        pages.append(p)
+        return p
+
+    yield open_page
+    for p in pages:
+        p.close()
