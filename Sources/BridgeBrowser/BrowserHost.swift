@@ -210,14 +210,24 @@ public actor BrowserHost {
 
     // MARK: sessions and tabs
 
-    /// A new browser context for `session` (idempotent).
-    public func createSession(_ session: String) async throws {
+    /// A new browser context for `session` (idempotent); returns Chromium's id of it
+    /// (`browserContextId`, which a DevTools client such as Playwright sees).
+    @discardableResult
+    public func createSession(_ session: String) async throws -> String {
         let b = try await ensureBrowser()
-        if contexts[session] != nil { return }
+        if let id = contexts[session] { return id }
         let reply = try await b.cdp.call("Target.createBrowserContext", ["disposeOnDetach": true], timeout: options.callTimeoutSeconds)
         guard let id = reply["browserContextId"]?.stringValue else { throw BrowserError.browser("no browserContextId") }
         contexts[session] = id
+        return id
     }
+
+    /// Chromium's id of the browser context of `session`, when it has one.
+    public func browserContextId(session: String) -> String? { contexts[session] }
+
+    /// Chromium's target id of the tab of `webview` (what `Target.getTargetInfo` on a DevTools
+    /// session of that page answers), when it has one.
+    public func targetId(session: String, webview: ItemID) -> String? { tabs[TabKey(session, webview)]?.targetId }
 
     /// Closes every tab of `session` and its context (its cookies and storage go with it).
     public func closeSession(_ session: String) async {
@@ -241,7 +251,9 @@ public actor BrowserHost {
     /// Returns once the navigation is under way. A tab starts on `about:blank`, which stands for
     /// the web view below (a page's own `history.back()` to it is a back of the host); the tab of
     /// a `root` web view (the session's first, nothing below it) keeps no entry before its page.
-    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws {
+    /// Returns the tab's target id (Chromium's, as DevTools clients see it).
+    @discardableResult
+    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws -> String {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
         let key = TabKey(session, webview)
@@ -294,6 +306,7 @@ public actor BrowserHost {
             await closeTab(session: session, webview: webview)
             throw error
         }
+        return targetId
     }
 
     /// Closes the tab of `webview` (nothing when it has none).

@@ -37,15 +37,18 @@ extension DaemonOptions {
         return (daemon, configuration, logger)
     }
 
-    /// With `--devtools`: starts Chromium now and prints `devtools ws://127.0.0.1:PORT/devtools/browser/ID`
-    /// once it listens. Call from `onStart`, after `listening on …`. When Chromium cannot start,
-    /// the daemon stops and `run` fails (exit status 1).
-    func startDevTools(_ daemon: Daemon, failure: DevToolsFailure) {
-        guard devtools else { return }
+    /// Calls `ready` (on the service thread) when the daemon may say it is listening: at once;
+    /// with `--devtools`, once Chromium, started now, listens for DevTools too, with its url
+    /// (so that `GET /api/devtools` answers as soon as `listening on …` is printed). When
+    /// Chromium cannot start, `ready` is not called, the daemon stops and `run` fails (exit
+    /// status 1). Call from `onStart`.
+    func whenReady(_ daemon: Daemon, failure: DevToolsFailure, _ ready: @escaping (_ devtools: String?) -> Void) {
+        guard devtools else { return ready(nil) }
+        let box = ServiceThreadOnly(ready)
         daemon.startDevTools { [remote = daemon.remote] result in
             switch result {
             case .success(let url):
-                Stdout.writeLine("devtools \(url)")
+                box.value(url)
             case .failure(let error):
                 failure.message = "--devtools: \(error)"
                 remote.stop()
@@ -67,6 +70,12 @@ extension DaemonOptions {
         }
         logger.info("bye")
     }
+}
+
+/// A value made on the service thread and used only there, carried through a `@Sendable` hop.
+struct ServiceThreadOnly<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
 }
 
 /// Why `--devtools` stopped the daemon, set on the service thread and read after it ends.

@@ -12,7 +12,7 @@ struct OpenCommand: ParsableCommand {
             Takes every option of `serve`. The first line on stdout is `listening on URL`; the next \
             ones name the dashboard, where the session's stack shows. Needs Chromium (Debian \
             package 'chromium', or --chromium PATH). With --devtools, a line `devtools ws://…` \
-            follows once Chromium listens (docs/PLAYWRIGHT.md).
+            follows the dashboard's (docs/PLAYWRIGHT.md).
             """)
 
     @Argument(help: "The page to open, e.g. http://127.0.0.1:8787/app/astro.html.")
@@ -31,12 +31,14 @@ struct OpenCommand: ParsableCommand {
         let url = self.url
         let failure = DevToolsFailure()
         daemon.onStart = { [unowned daemon, options] port in
-            let origin = config.transport.displayURL(port: port)
-            Stdout.writeLine("listening on \(origin)")
-            Stdout.writeLine("dashboard \(origin)/")
-            options.startDevTools(daemon, failure: failure)
-            Stdout.writeLine("opening \(url) in a browser session")
-            daemon.openBrowserSession(url: url)
+            options.whenReady(daemon, failure: failure) { devtools in
+                let origin = config.transport.displayURL(port: port)
+                Stdout.writeLine("listening on \(origin)")
+                Stdout.writeLine("dashboard \(origin)/")
+                if let devtools { Stdout.writeLine("devtools \(devtools)") }
+                Stdout.writeLine("opening \(url) in a browser session")
+                daemon.openBrowserSession(url: url)
+            }
         }
         try options.run(daemon, logger: logger, devtoolsFailure: failure)
     }

@@ -7,7 +7,7 @@ struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the daemon: WebSocket endpoint, /bridge.js, the dashboard and the static app.",
-        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen). With --devtools, a line `devtools ws://127.0.0.1:PORT/devtools/browser/ID` follows once Chromium listens.")
+        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen). With --devtools, it comes once Chromium listens for DevTools too, and the next line is `devtools ws://127.0.0.1:PORT/devtools/browser/ID`.")
 
     @OptionGroup var options: DaemonOptions
 
@@ -20,8 +20,10 @@ struct ServeCommand: ParsableCommand {
         let failure = DevToolsFailure()
         // Called on the service thread once the listener accepts connections.
         daemon.onStart = { [unowned daemon, options] port in
-            Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
-            options.startDevTools(daemon, failure: failure)
+            options.whenReady(daemon, failure: failure) { devtools in
+                Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
+                if let devtools { Stdout.writeLine("devtools \(devtools)") }
+            }
         }
         try options.run(daemon, logger: logger, devtoolsFailure: failure)
     }

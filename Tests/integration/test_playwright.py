@@ -186,7 +186,15 @@ def test_devtools_without_chromium_stops_the_daemon_with_a_clear_error():
     code, out, err = run_daemon_expect_exit("serve", "--port", "0", "--devtools", "--chromium", "/nonexistent/chromium")
     assert code == 1, (code, out, err)
     assert "--devtools" in err and "apt-get install chromium" in err, err
-    assert "devtools ws://" not in out
+    assert "listening on" not in out and "devtools ws://" not in out, out
+
+
+def test_listening_comes_once_the_devtools_url_is_served(daemon_factory):
+    # A client that reads only the first line finds the url at once.
+    d = daemon_factory("--devtools")
+    status, _, body = http_request(d, "/api/devtools")
+    assert status == 200, body
+    assert DEVTOOLS.match("devtools " + json.loads(body)["webSocketDebuggerUrl"])
 
 
 def test_open_prints_the_devtools_url_and_the_page_is_there(devtools_daemon):
@@ -205,6 +213,8 @@ def test_open_prints_the_devtools_url_and_the_page_is_there(devtools_daemon):
             page = await find_page(browser.contexts[0], url)
             await page.wait_for_function("document.body.dataset.renders === '1'")
             assert (await page.evaluate("navigator.userAgent")).endswith(" Astro App/1.0")
+            # Playwright's connect_over_cdp leaves bridged's phone emulation alone.
+            assert await page.evaluate("[innerWidth, innerHeight, navigator.maxTouchPoints > 0]") == [390, 844, True]
             await browser.close()
 
     run(go())
@@ -358,5 +368,86 @@ def test_page_route_sees_documents_before_bridged(devtools_daemon):
             await page.wait_for_selector("#x")
             assert ids((await c.request("session.get", {"session": s}))["stack"]) == "W1"
             await browser.close()
+
+    run(go())
+
+
+def test_check_with_devtools_names_its_chromium_on_stderr(daemon_factory):
+    d = daemon_factory("--static", DEMO)
+    proc = subprocess.run([bridged_bin(), "check", d.url + "/app/astro.html", "--devtools", "--max-states", "2"],
+                          capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    err = proc.stderr.decode(errors="replace")
+    assert proc.returncode == 0, (proc.returncode, err)
+    assert DEVTOOLS.match(err.splitlines()[0]), err
+    assert "devtools" not in proc.stdout.decode(), "the report on stdout stays as it was"
+
+
+def test_the_docs_python_example_runs(tmp_path):
+    # docs/PLAYWRIGHT.md's example, as written: pytest + Playwright + clients/python.
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(repo, "docs", "PLAYWRIGHT.md")) as f:
+        doc = f.read()
+    m = re.search(r"```python\n(# test_app_in_bridged\.py.*?)```", doc, re.S)
+    assert m, "docs/PLAYWRIGHT.md has its example"
+    example = tmp_path / "test_app_in_bridged.py"
+    example.write_text(m.group(1))
+    env = dict(os.environ)
+    env.pop("BRIDGED_TOKEN", None)
+    env.update(BRIDGED_BIN=bridged_bin(), BRIDGED_DEMO=DEMO,
+               PYTHONPATH=os.pathsep.join(filter(None, [os.path.join(repo, "clients", "python", "src"), env.get("PYTHONPATH")])))
+    proc = subprocess.run([os.sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example)],
+                          cwd=repo, env=env, capture_output=True, timeout=180, stdin=subprocess.DEVNULL)
+    out = proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+    assert proc.returncode == 0, out
+    assert "1 passed" in out, out
+
+
+def chromium_main(d):
+    for pid in descendants(d.proc.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"--remote-debugging-pipe" in argv and not any(a.startswith(b"--type=") for a in argv):
+            return pid
+    return None
+
+
+def test_after_a_crash_a_new_chromium_listens_on_a_new_url(devtools_daemon):
+    d = devtools_daemon("--static", DEMO)
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, d.url + "/app/astro.html")
+        first = chromium_main(d)
+        assert first
+        os.kill(first, signal.SIGKILL)
+        await c.next_event("browser.crashed", TIMEOUT, where=lambda p: p["session"] == s)
+
+        # /api/devtools answers 503 until the new Chromium listens (it starts at once, with no
+        # browser session asking for it): another process's state, so it is asked again.
+        async def served():
+            status, _, body = http_request(d, "/api/devtools")
+            assert status in (200, 503), (status, body)
+            return status == 200 and json.loads(body)["webSocketDebuggerUrl"]
+
+        deadline = time.monotonic() + TIMEOUT
+        while not (url := await served()):
+            assert time.monotonic() < deadline, "no new Chromium after the crash"
+            await asyncio.sleep(0.05)
+        assert url != d.devtools and DEVTOOLS.match("devtools " + url)
+        second = chromium_main(d)
+        assert second and second != first
+        sockets = listening_sockets([d.proc.pid, *chromium_pids(d)])
+        assert all(is_loopback(a) for a, _ in sockets), sockets
+        # The new one serves Playwright and new browser sessions.
+        s2 = await create(c, d.url + "/app/astro.html")
+        async with async_playwright() as p:
+            browser = await p.chromium.connect_over_cdp(url)
+            page = await find_page(browser.contexts[0], d.url + "/app/astro.html")
+            await page.wait_for_function("document.body.dataset.renders === '1'")
+            await browser.close()
+        assert ids((await c.request("session.get", {"session": s2}))["stack"]) == "W1"
 
     run(go())

@@ -138,11 +138,11 @@ extension Bridge {
                         w.appendStringValue(action.rawValue)
                         w.appendRaw(#","removed":["#)
                         for (i, r) in removed.enumerated() {
-                            if i > 0 { w.bytes.append(0x2C) }
+                            if i > 0 { w.append(0x2C) }
                             w.appendQuotedID(r)
                         }
                         w.appendRaw(#"],"stack":"#)
-                        w.bytes.append(contentsOf: stack)
+                        w.appendRaw(stack)
                         w.afterRawValue()
                     }
                 }
