@@ -63,12 +63,14 @@ extension Transport {
                 sendClose(conn, 1002, "close frame with a 1-byte payload")
                 return -1
             }
+            peerClosed(conn)
             return 0
 
         case LWS_CALLBACK_CLOSED:
             // Also fires for connections refused during the handshake (zeroed user data).
             if let user, case let id = user.load(as: UInt64.self), id != 0,
-               connections.removeValue(forKey: id) != nil {
+               let conn = connections.removeValue(forKey: id) {
+                noteFreeing(conn.queue.memory)
                 user.storeBytes(of: 0, as: UInt64.self)
                 delegate?.transportDidClose(ConnectionID(raw: id))
             }
@@ -198,9 +200,10 @@ extension Transport {
         let id = nextConnectionID
         nextConnectionID += 1
         user.storeBytes(of: id, as: UInt64.self)
-        let conn = Connection(id: id, wsi: wsi)
+        let fd = wireDescriptor(wsi)
+        let conn = Connection(id: id, wsi: wsi, fd: fd)
         connections[id] = conn
-        bridged_wire_established(wireDescriptor(wsi), Unmanaged.passUnretained(self).toOpaque(), id)
+        bridged_wire_established(fd, Unmanaged.passUnretained(self).toOpaque(), id)
         let peer = peerAddress(wsi)
         let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peerAddress: peer,
                                   isLoopbackPeer: HostPolicy.isLoopbackAddress(peer), query: query(wsi))
@@ -208,6 +211,20 @@ extension Transport {
         delegate?.transportDidOpen(ConnectionID(raw: id), info: info)
         if stopping, conn.acceptsMessages { abort(conn, code: 1001, reason: "server shutting down") }
         return 0
+    }
+
+    /// The peer sent a Close (RFC 6455 §5.5.1): lws echoes it and closes. Nothing of ours goes
+    /// out after it (unsent messages are dropped, later sends are no-ops), and data frames that
+    /// follow it are not processed. (lws 4.1.6 still delivers data frames read in the same
+    /// buffer after a Close: its fast path for whole frames does not check the closing state.)
+    func peerClosed(_ conn: Connection) {
+        noteFreeing(conn.queue.memory)
+        conn.queuedBytes -= conn.queue.removeAll()
+        conn.headOffset = 0
+        conn.rxBuffer = []
+        conn.inMessage = false
+        conn.discardInput = true
+        conn.closeSent = true
     }
 
     private func receive(_ conn: Connection, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {
