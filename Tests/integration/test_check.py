@@ -439,3 +439,24 @@ def test_check_options_are_listed_and_checked(tmp_path):
     assert code == 2 and "--viewport must be WIDTHxHEIGHT" in err
     code, _, err = run_cli("check", "--config", str(tmp_path / "missing.yaml"), "http://127.0.0.1/")
     assert code == 2 and "cannot read the routing configuration" in err
+
+
+@needs_chromium
+def test_new_tabs_log_no_refused_upgrade(daemon_factory):
+    """A tab's first document (about:blank) runs no page client: no WebSocket upgrade with
+    Origin null is refused (and logged) per new tab."""
+    from browser_sessions_support import create, stack_is, wait_until
+    d = daemon_factory("--static", str(DEMO), "--log-level", "info")
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, d.url + "/app/astro.html")
+        await wait_until(c, s, "W1", "document.readyState === 'complete'")
+        await c.request("navigation.navigateToUrl", {"session": s, "url": d.url + "/app/broken/well-behaved/index.html"})
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.readyState === 'complete'")
+        await c.close()
+    asyncio.run(go())
+    log = d.stderr()
+    assert "listening" in log  # the log is the daemon's, at info level
+    assert "refused WebSocket upgrade" not in log, log
