@@ -460,3 +460,30 @@ def test_new_tabs_log_no_refused_upgrade(daemon_factory):
     log = d.stderr()
     assert "listening" in log  # the log is the daemon's, at info level
     assert "refused WebSocket upgrade" not in log, log
+
+
+@needs_chromium
+def test_a_web_views_url_follows_its_page(daemon_factory, apps):
+    """A page that moves without pwa-navigate (history.pushState, a fragment): the stack, and with
+    it /api/sessions and the dashboard, show where it is, not its first url."""
+    import json as _json
+    from browser_sessions_support import create, wait_until
+    from conftest import http_request
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, apps.url + "/ionic/")
+        await wait_until(c, s, "W1", "document.readyState === 'complete' && !!customElements.get('ion-item')")
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": 'ion-item[href="/ionic/two/"]'})
+        await c.next_event("pwa-navigated", 20, where=lambda p: p["session"] == s and p["url"] == apps.url + "/ionic/two/")
+        status, _, body = http_request(d, "/api/sessions")
+        assert status == 200
+        [session] = [x for x in _json.loads(body)["sessions"] if x["session"] == s]
+        assert session["stack"][-1]["url"] == apps.url + "/ionic/two/", session
+        await c.request("webview.evaluate", {"session": s, "webview": "W1", "expression": "location.hash = 'tab'; 1"})
+        await c.next_event("pwa-navigated", 20, where=lambda p: p["session"] == s and p["url"] == apps.url + "/ionic/two/#tab")
+        got = await c.request("session.get", {"session": s})
+        assert got["stack"][-1]["url"] == apps.url + "/ionic/two/#tab"
+        await c.close()
+    asyncio.run(go())
