@@ -15,14 +15,21 @@ path:
 - /dead/     a link to a page of the app whose server closes the connection without answering.
 - /site/     a classic multi-page site: a home page with 10 links (one target=_blank) to pages
              that link back home.
+- /turbo/    a Turbo Drive site (Turbo 7.1.0, put in hotwire_app/vendor by scripts/fetch-turbo.sh):
+             a home page with links to nine pages; a tap is a Turbo visit (fetch, pushState,
+             render) that never sends pwa-navigate.
 - /ua/       a page whose title says whether the user agent is a phone's (`Mobile`, and the
              client hints' `mobile`), and the user agent's last word.
 """
 from __future__ import annotations
 
 import http.server
+import os
 import threading
 import time
+
+TURBO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app", "vendor", "turbo-7.1.0.min.js")
+TURBO_PAGES = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
 SHADOW_DEFS = """
 <script>
@@ -121,6 +128,12 @@ SITE_HOME = """<!doctype html><html><head><title>Site</title></head><body>
 
 SITE_PAGE = """<!doctype html><html><head><title>Page {n}</title></head><body><h1>Page {n}</h1><a href="/site/">home</a></body></html>"""
 
+TURBO_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
+<script src="/turbo/turbo.js"></script></head><body>
+<h1>{title}</h1>
+<nav>{links}</nav>
+</body></html>"""
+
 UA = """<!doctype html><html><head><title>?</title></head><body>
 <script>document.title = (/Mobile/.test(navigator.userAgent) && navigator.userAgentData.mobile ? "mobile " : "desktop ")
   + navigator.userAgent.split(" ").pop();</script></body></html>"""
@@ -185,6 +198,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(200, SITE_HOME.format(links=links))
         if p.startswith("/site/p") and p.endswith(".html"):
             return self.send(200, SITE_PAGE.format(n=p[len("/site/p"):-len(".html")]))
+        if p == "/turbo/turbo.js":
+            with open(TURBO) as f:
+                return self.send(200, f.read(), "text/javascript")
+        if p == "/turbo/":
+            links = " ".join(f'<a href="/turbo/{n}/">{n}</a>' for n in TURBO_PAGES)
+            return self.send(200, TURBO_PAGE.format(title="Turbo home", links=links))
+        if p.startswith("/turbo/") and p.strip("/").split("/")[-1] in TURBO_PAGES:
+            name = p.strip("/").split("/")[-1]
+            return self.send(200, TURBO_PAGE.format(title=name, links='<a href="/turbo/">home</a>'))
         if p == "/ua/":
             return self.send(200, UA)
         if p == "/elsewhere":

@@ -273,6 +273,8 @@ def test_a_failed_expectation_is_exit_1(app_server, tmp_path):
 
 # --- issue 22: apps the project never saw (Tests/integration/check_apps.py) ---------------
 
+import os
+
 import check_apps
 
 
@@ -393,6 +395,19 @@ def test_explorer_covers_a_multi_page_site_from_its_start_page(apps):
     # --max-states is the most states, the start page included.
     code, out, err = check(apps.url + "/site/", "--max-states", "3")
     assert code == 0 and len(states_of(out)) == 3, out + err
+
+
+@needs_chromium
+@pytest.mark.skipif(not os.path.exists(check_apps.TURBO), reason="no Turbo: run scripts/fetch-turbo.sh (install-deps --test does)")
+def test_a_turbo_site_is_explored_and_its_pushes_have_rows(apps):
+    code, out, err = check(apps.url + "/turbo/", "--max-states", "20")
+    assert code == 1, out + err
+    states = states_of(out)
+    assert len(states) >= 8 and states[0] == "/turbo/", out
+    assert sorted(states[1:]) == sorted(f"/turbo/{n}/" for n in check_apps.TURBO_PAGES)
+    rows = [l.split() for l in out.splitlines() if l[:1].isdigit()]
+    assert ["1", "W1", "push", "/turbo/", "→", "/turbo/one/", "-", "-", "push-without-navigate"] in rows, out
+    assert "push-without-navigate" in broken_rules(out)
 
 
 @needs_chromium
