@@ -110,7 +110,10 @@ public struct CheckReport: Sendable {
             out.append("BROKEN \(f.rule) (step \(f.step < 0 ? "-" : "\(f.step + 1)"), \(f.webview)): \(f.message)")
             for e in f.evidence { out.append("    " + e) }
         }
-        let broken = Set(findings.map(\.rule))
+        var advised = Set<String>()
+        for f in findings where advised.insert(f.rule).inserted {
+            if let a = Rule.all.first(where: { $0.id == f.rule })?.advice { out.append("to fix \(f.rule): \(a.text)") }
+        }
         out.append(passed
                    ? "app-aware: \(rules.count) rules kept over \(rows.count) navigation\(rows.count == 1 ? "" : "s") and \(steps.count) step\(steps.count == 1 ? "" : "s")"
                    : "NOT app-aware: " + verdictParts.joined(separator: ", "))

@@ -275,6 +275,7 @@ enum Logs {
         #expect(junit.contains("tests=\"\(2 + r.rules.count + 2)\""))
         #expect(r.table.contains("explored 2 states:\n  1. /  (the start page)\n  2. /two/  (a[href=\"/two/\"]; from the start page as loaded)  BROKEN"))
         #expect(r.table.hasSuffix("NOT app-aware: 1 rule broken (back-stuck)\n"))
+        #expect(r.table.contains("\nto fix back-stuck: The page moved to new entries the host does not know"))
         // The screen at the finding, and what to change.
         let html = r.html
         #expect(html.contains("<img class=\"screen\" alt=\"the screen after step 2\" src=\"data:image/jpeg;base64,AAAA\">"))
