@@ -41,10 +41,6 @@ def call(ws: RawWebSocket, id_: int, method: str, params: dict | None = None) ->
             return frame
 
 
-def frames(batch: bytes) -> bytes:
-    return batch
-
-
 def masked_text(payload: bytes) -> bytes:
     n = len(payload)
     header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
@@ -88,8 +84,11 @@ class Pusher(threading.Thread):
 
 
 def measure(limit: int | None, after_s: float = 10.0, sample_s: float = 0.25, pages: int = 4,
-            extra_args: tuple[str, ...] = (), max_push_s: float = 120.0) -> dict:
-    """Runs the scenario; returns idle/peak/after RSS (bytes) and the time series."""
+            extra_args: tuple[str, ...] = (), max_push_s: float = 120.0,
+            settle_within: int | None = None) -> dict:
+    """Runs the scenario; returns idle/peak/after RSS (bytes) and the time series. With
+    `settle_within`, sampling after the close ends as soon as RSS is within that many bytes of
+    idle (at most `after_s`)."""
     args = ["--log-level", "warning"]
     if limit is not None:
         args += ["--max-send-queue-bytes", str(limit)]
@@ -138,9 +137,11 @@ def measure(limit: int | None, after_s: float = 10.0, sample_s: float = 0.25, pa
         closed_at = time.monotonic()
         after_series = []
         while time.monotonic() - closed_at < after_s:
-            time.sleep(sample_s)
+            time.sleep(sample_s)  # RSS has no event to wait on: sampled
             r = rss_bytes(pid)
             after_series.append((round(time.monotonic() - closed_at, 2), r))
+            if settle_within is not None and r <= idle + settle_within:
+                break
         after = after_series[-1][1] if after_series else rss_bytes(pid)
         return {
             "limit": limit, "idle": idle, "peak": peak, "after": after, "overflowed": overflowed,

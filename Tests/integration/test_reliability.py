@@ -7,8 +7,11 @@ import json
 import socket
 import struct
 
+import slow_reader_rss
 from conftest import (OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, RawWebSocket, http_request,
                       run_daemon_expect_exit)
+
+MIB = 1024 * 1024
 
 
 def frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
@@ -38,6 +41,21 @@ def frames_until_end(ws: RawWebSocket) -> list[tuple[int, bytes]]:
     except (ConnectionError, socket.timeout, OSError):
         pass
     return out
+
+
+# --- Memory under a slow reader ----------------------------------------------------------------
+
+
+def test_one_slow_reader_costs_at_most_four_times_the_limit_and_gives_it_back():
+    """One controller subscribed to everything stops reading while four pages push, at
+    --max-send-queue-bytes 64 MiB: the daemon's RSS stays within the idle daemon plus four times
+    the limit until the 1008 close, and comes back within 32 MiB of idle after it (within 10 s)."""
+    limit = 64 * MIB
+    m = slow_reader_rss.measure(limit, after_s=10.0, settle_within=32 * MIB)
+    assert m["overflowed"], m["errors"]
+    assert not m["errors"], m["errors"]
+    assert m["peak"] <= m["idle"] + 4 * limit, (m["idle"] / MIB, m["peak"] / MIB)
+    assert m["after"] <= m["idle"] + 32 * MIB, (m["idle"] / MIB, m["after"] / MIB, m["afterSeries"])
 
 
 # --- The closing handshake (RFC 6455 §5.5.1, §7.1.2) -------------------------------------------
