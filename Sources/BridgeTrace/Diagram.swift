@@ -40,6 +40,7 @@ public enum StackDiagram {
             case .snapshotTaken(_, let w, _): return "the browser took \(w)'s snapshot"
             case .navigationStopped(let stop): return "the browser stopped \(stop.webview)'s navigation to \(stop.url)"
             case .historyTraversed(_, let w): return "\(w)'s page went back in its history"
+            case .urlChanged(_, let w, let url): return "\(w)'s page is at \(url)"
             case .answered(let r, _): return "the browser answered \(r)"
             case .browserCrashed: return "the browser crashed"
             }

@@ -21,6 +21,8 @@ enum HostLines {
             writeRequest(stop, into: &o)
         case .historyTraversed(let s, let w):
             o["what"] = "history-traversed"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .urlChanged(let s, let w, let url):
+            o["what"] = "url-changed"; o["session"] = .string(s); o["webview"] = .string(w.description); o["url"] = .string(url)
         case .answered(let r, let answer):
             o["what"] = "answered"; o["c"] = .int(Int64(bitPattern: r.client.raw)); o["id"] = .int(r.id)
             switch answer {
@@ -135,6 +137,7 @@ enum HostLines {
         case "navigation-stopped":
             let s = try r.string("session"), w = try r.id("webview")
             return .navigationStopped(try r.stop(session: s, webview: w, from: r))
+        case "url-changed": return .urlChanged(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"))
         case "history-traversed": return .historyTraversed(session: try r.string("session"), webview: try r.id("webview"))
         case "answered":
             let request = try r.request()

@@ -273,6 +273,20 @@ import Testing
         #expect(h.stackIDs(sid) == "W1", "the root stays")
     }
 
+    /// A page that moved within its document without telling: its web view's url follows.
+    @Test func aURLChangeIsThePagesPWANavigated() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/#/x"))
+        #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/#/x")
+        #expect(h.events(ctl, "pwa-navigated").map { $0["params"] } == [["session": .string(sid), "webview": "W1", "url": "http://h/a/#/x", "source": "browser"]])
+        // The same url again, or a web view with no page: nothing changes.
+        let before = h.bridge
+        h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/#/x"))
+        h.host(.urlChanged(session: sid, webview: .webview(5), url: "http://h/y"))
+        #expect(h.bridge == before)
+    }
+
     @Test func aBrowserCrashIsAnEvent() {
         var h = BridgeHarness()
         let (ctl, sid, _) = Self.withPage(&h)

@@ -299,6 +299,7 @@ struct Recording {
             .navigationStopped(post),
             .navigationStopped(NavigationStop(session: "s-1", webview: .webview(1), url: "tt://x", disposition: .customScheme)),
             .historyTraversed(session: "s-1", webview: .webview(2)),
+            .urlChanged(session: "s-1", webview: .webview(1), url: "http://h/#x"),
             .answered(r, .value(["a": [1, 2, ["b": true]]])), .answered(r, .done), .answered(r, .image([1, 2, 3])), .answered(r, .failed("no")),
             .browserCrashed(sessions: ["s-1", "s-2"]),
         ]

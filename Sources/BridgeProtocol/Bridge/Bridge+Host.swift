@@ -362,6 +362,20 @@ extension Bridge {
                     b.back(&s, requester: nil, replyTo: nil, cause: "navigation.back", now: now)
                 }
             }
+        case .urlChanged(let sid, let webview, let url):
+            let clean = PageURL.stripClaim(url)
+            withSession(sid) { b, s in
+                guard s.isBrowser, s.pages[webview] != nil, let current = s.engine.webView(webview), current.url != clean,
+                      (try? b.checkURL(clean, "url")) != nil else { return }
+                b.run(&s, .pwaNavigated(from: webview, url: clean), cause: "pwa-navigated", now: now) { b, s, result in
+                    guard case .success = result else { return }
+                    b.emit(&s, "pwa-navigated") { w in
+                        w.key("webview"); w.string(webview.description)
+                        w.key("url"); w.string(clean)
+                        w.key("source"); w.string("browser")
+                    }
+                }
+            }
         case .answered(let request, let answer):
             guard case .answer(request.id)? = held[request.client]?.wait else { break }
             let client = request.client

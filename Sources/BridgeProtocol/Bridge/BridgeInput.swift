@@ -107,6 +107,10 @@ public enum HostResult: Equatable, Sendable {
     case navigationStopped(NavigationStop)
     /// A page went back in its own history to another document: a back of the host.
     case historyTraversed(session: String, webview: ItemID)
+    /// A page moved within its document without telling (`pushState` with no `pwa-navigate`,
+    /// a fragment): its web view's url follows, as for its own `pwa-navigated` (with
+    /// `source: "browser"`).
+    case urlChanged(session: String, webview: ItemID, url: String)
     /// The answer to a controller's request.
     case answered(HostRequest, HostAnswer)
     /// The browser went away; every tab of these sessions is gone.

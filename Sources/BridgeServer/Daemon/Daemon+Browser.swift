@@ -193,6 +193,8 @@ extension Daemon {
             feed(.host(.navigationStopped(Self.navigationStop(session: session, webview: webview, request))))
         case .historyBack(let session, let webview):
             feed(.host(.historyTraversed(session: session, webview: webview)))
+        case .urlChanged(let session, let webview, let url):
+            feed(.host(.urlChanged(session: session, webview: webview, url: url)))
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")
         case .browserCrashed(let sessions):
