@@ -68,11 +68,11 @@ extension Transport {
 
         case LWS_CALLBACK_CLOSED:
             // Also fires for connections refused during the handshake (zeroed user data).
-            if let user, case let id = user.load(as: UInt64.self), id != 0,
-               let conn = connections.removeValue(forKey: id) {
+            if let conn = connection(user), connections.removeValue(forKey: conn.id) != nil {
+                conn.closed = true
                 noteFreeing(conn.queue.memory)
-                user.storeBytes(of: 0, as: UInt64.self)
-                delegate?.transportDidClose(ConnectionID(raw: id))
+                user?.storeBytes(of: nil, as: UnsafeRawPointer?.self)
+                delegate?.transportDidClose(ConnectionID(raw: conn.id))
             }
             return 0
 
@@ -137,10 +137,12 @@ extension Transport {
         logger.info("connection cap", metadata: ["connections": "\(cap)"])
     }
 
+    /// The connection of a WebSocket's callback, from lws's per-connection data: an unretained
+    /// reference (`connections` keeps the object until CLOSED clears the data), so a callback
+    /// finds its connection without a table lookup. Nil for other connections (zeroed data).
     private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {
-        guard let user else { return nil }
-        let id = user.load(as: UInt64.self)
-        return id == 0 ? nil : connections[id]
+        guard let user, let raw = user.load(as: UnsafeRawPointer?.self) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
     }
 
     // MARK: - WebSocket
@@ -199,10 +201,10 @@ extension Transport {
         guard let user else { return -1 }
         let id = nextConnectionID
         nextConnectionID += 1
-        user.storeBytes(of: id, as: UInt64.self)
         let fd = wireDescriptor(wsi)
         let conn = Connection(id: id, wsi: wsi, fd: fd)
         connections[id] = conn
+        user.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(conn).toOpaque()), as: UnsafeRawPointer?.self)
         bridged_wire_established(fd, Unmanaged.passUnretained(self).toOpaque(), id)
         let peer = peerAddress(wsi)
         let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peerAddress: peer,

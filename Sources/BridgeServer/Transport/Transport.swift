@@ -58,6 +58,8 @@ public final class Transport {
     var nextConnectionID: UInt64 = 1
     /// Connections given messages during the current callback (see `flushPendingWrites`).
     @exclusivity(unchecked) var pendingFlush: [Connection] = []
+    /// See `sendTarget`.
+    @exclusivity(unchecked) var lastSendTarget: Connection?
     var httpResponses: [OpaquePointer: PendingHTTP] = [:]
     var timerHeap = TimerHeap()
     var timerBodies: [UInt64: (deadline: Int64, body: () -> Void)] = [:]
@@ -130,7 +132,7 @@ public final class Transport {
         protocols[0].callback = { wsi, reason, user, input, len in
             Transport.dispatch(wsi, reason, user, input, len)
         }
-        protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[0].per_session_data_size = MemoryLayout<UnsafeRawPointer>.size  // see `connection(_:)`
         // lws allocates the receive buffer per connection: small keeps 10,000 idle pages cheap
         // (messages are mostly a few hundred bytes; larger ones arrive in several callbacks).
         protocols[0].rx_buffer_size = Transport.receiveBufferSize
@@ -345,8 +347,10 @@ public final class Transport {
         keyedOutOfOrder.removeAll()
         keyedQueueTimer = nil
         pendingFlush.removeAll()
+        lastSendTarget = nil
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
+        for conn in connections.values { conn.closed = true }
         connections.removeAll()
         logger.info("transport stopped")
     }
@@ -386,7 +390,7 @@ public final class Transport {
     /// connections. If the connection's unsent bytes exceed `maxSendQueueBytes`, the queue is
     /// dropped and the connection is closed with 1008.
     public func send(_ id: ConnectionID, _ message: [UInt8]) {
-        guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
+        guard !destroying, let conn = sendTarget(id), conn.acceptsMessages else { return }
         // A message that will wait (for the socket, or behind several others) holds no spare
         // capacity: a writer's buffer (256 bytes or more) behind a 100-byte event would
         // otherwise cost three times what it says. (A reply written at the end of the callback
@@ -409,6 +413,15 @@ public final class Transport {
         }
     }
 
+    /// The open connection `id`, nil when there is none. The last one found is remembered: a
+    /// reply goes to the connection whose message is being handled, one table lookup less.
+    @inline(__always)
+    private func sendTarget(_ id: ConnectionID) -> Connection? {
+        if let conn = lastSendTarget, conn.id == id.raw, !conn.closed { return conn }
+        lastSendTarget = connections[id.raw]
+        return lastSendTarget
+    }
+
     /// Writes what the current callback queued, once it ends: each connection's whole messages
     /// go out in one `send` at once, without waiting for the socket to be reported writable
     /// (a round of the event loop, and two changes to its interest set, per reply). Only when
@@ -420,13 +433,14 @@ public final class Transport {
         var list: [Connection] = []
         swap(&list, &pendingFlush)
         defer {
-            list.removeAll(keepingCapacity: true)
+            // (Element by element: removeAll(keepingCapacity:) goes through the generic
+            // replaceSubrange, several times dearer for a few elements.)
+            while !list.isEmpty { list.removeLast() }
             if pendingFlush.isEmpty { swap(&list, &pendingFlush) }
         }
         for conn in list {
             conn.flushPending = false
-            guard !destroying, !conn.writableRequested, !conn.queue.isEmpty,
-                  connections[conn.id] === conn else { continue }
+            guard !destroying, !conn.writableRequested, !conn.queue.isEmpty, !conn.closed else { continue }
             // A ping read since lws last had the socket writable: its pong goes first, from
             // lws's handling of WRITEABLE (RFC 6455 §5.5.2, "as soon as practical").
             if conn.acceptsMessages, !conn.wireFailed, !conn.discardInput, conn.headOffset == 0,

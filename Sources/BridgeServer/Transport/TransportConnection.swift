@@ -31,7 +31,13 @@ struct MessageQueue {
         storage[head] = []
         head += 1
         if head == storage.count {
-            storage.removeAll(keepingCapacity: storage.capacity <= 64)
+            // Emptied (every element is already []): element by element keeps the storage
+            // cheaply (removeAll(keepingCapacity:) goes through the generic replaceSubrange).
+            if storage.capacity <= 64 {
+                while !storage.isEmpty { storage.removeLast() }
+            } else {
+                storage = []
+            }
             head = 0
         } else if head >= 64 && head * 2 >= storage.count {
             storage.removeFirst(head)
@@ -84,6 +90,8 @@ final class Connection {
     @exclusivity(unchecked) var discardInput = false
     /// An unmasked frame arrived (see Transport+Wire.swift): close with 1002.
     @exclusivity(unchecked) var wireFailed = false
+    /// lws closed it (CLOSED): no longer in `Transport.connections`.
+    @exclusivity(unchecked) var closed = false
     /// Our close frame is out; waiting for the peer's. (Also set when the peer closed first:
     /// lws answers its close, we send nothing more.)
     @exclusivity(unchecked) var closeSent = false
