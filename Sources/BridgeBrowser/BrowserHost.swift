@@ -576,6 +576,13 @@ public actor BrowserHost {
                 emit(.navigationRequested(session: tab.session, webview: tab.webview,
                                           request: NavigationRequest(url: url, method: method, postData: postData, headers: headers)))
             }
+        case "Page.navigatedWithinDocument":
+            guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue else { return }
+            emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
+        case "Page.frameNavigated":
+            guard let frame = event.params["frame"], frame["parentId"] == nil, frame["id"]?.stringValue == tab.targetId,
+                  let url = frame["url"]?.stringValue, url.hasPrefix("http:") || url.hasPrefix("https:") else { return }
+            emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
         case "Inspector.targetCrashed":
             emit(.tabCrashed(session: tab.session, webview: tab.webview))
         default:

@@ -113,6 +113,9 @@ public enum BrowserEvent: Sendable, Equatable {
     case navigationRequested(session: String, webview: ItemID, request: NavigationRequest)
     /// The page went back in its own history to another document: a back of the host.
     case historyBack(session: String, webview: ItemID)
+    /// The main frame of a tab now shows `url`: a new document committed, or the page changed
+    /// its address itself (pushState, replaceState, a fragment).
+    case urlChanged(session: String, webview: ItemID, url: String)
     /// A tab's renderer died.
     case tabCrashed(session: String, webview: ItemID)
     /// Chromium itself went away; every tab of these sessions is gone.

@@ -395,6 +395,9 @@ def test_explorer_covers_a_multi_page_site_from_its_start_page(apps):
     # --max-states is the most states, the start page included.
     code, out, err = check(apps.url + "/site/", "--max-states", "3")
     assert code == 0 and len(states_of(out)) == 3, out + err
+    # At the limit of 1 nothing is explored, and that never passes.
+    code, out, err = check(apps.url + "/site/", "--max-states", "1")
+    assert code == 1 and "--max-states 1 explores nothing but the start page" in out, out + err
 
 
 @needs_chromium
@@ -439,3 +442,51 @@ def test_check_options_are_listed_and_checked(tmp_path):
     assert code == 2 and "--viewport must be WIDTHxHEIGHT" in err
     code, _, err = run_cli("check", "--config", str(tmp_path / "missing.yaml"), "http://127.0.0.1/")
     assert code == 2 and "cannot read the routing configuration" in err
+
+
+@needs_chromium
+def test_new_tabs_log_no_refused_upgrade(daemon_factory):
+    """A tab's first document (about:blank) runs no page client: no WebSocket upgrade with
+    Origin null is refused (and logged) per new tab."""
+    from browser_sessions_support import create, stack_is, wait_until
+    d = daemon_factory("--static", str(DEMO), "--log-level", "info")
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, d.url + "/app/astro.html")
+        await wait_until(c, s, "W1", "document.readyState === 'complete'")
+        await c.request("navigation.navigateToUrl", {"session": s, "url": d.url + "/app/broken/well-behaved/index.html"})
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.readyState === 'complete'")
+        await c.close()
+    asyncio.run(go())
+    log = d.stderr()
+    assert "listening" in log  # the log is the daemon's, at info level
+    assert "refused WebSocket upgrade" not in log, log
+
+
+@needs_chromium
+def test_a_web_views_url_follows_its_page(daemon_factory, apps):
+    """A page that moves without pwa-navigate (history.pushState, a fragment): the stack, and with
+    it /api/sessions and the dashboard, show where it is, not its first url."""
+    import json as _json
+    from browser_sessions_support import create, wait_until
+    from conftest import http_request
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, apps.url + "/ionic/")
+        await wait_until(c, s, "W1", "document.readyState === 'complete' && !!customElements.get('ion-item')")
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": 'ion-item[href="/ionic/two/"]'})
+        await c.next_event("pwa-navigated", 20, where=lambda p: p["session"] == s and p["url"] == apps.url + "/ionic/two/")
+        status, _, body = http_request(d, "/api/sessions")
+        assert status == 200
+        [session] = [x for x in _json.loads(body)["sessions"] if x["session"] == s]
+        assert session["stack"][-1]["url"] == apps.url + "/ionic/two/", session
+        await c.request("webview.evaluate", {"session": s, "webview": "W1", "expression": "location.hash = 'tab'; 1"})
+        await c.next_event("pwa-navigated", 20, where=lambda p: p["session"] == s and p["url"] == apps.url + "/ionic/two/#tab")
+        got = await c.request("session.get", {"session": s})
+        assert got["stack"][-1]["url"] == apps.url + "/ionic/two/#tab"
+        await c.close()
+    asyncio.run(go())

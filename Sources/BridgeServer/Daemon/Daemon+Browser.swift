@@ -386,6 +386,20 @@ extension Daemon {
                 return
             }
             perform()
+        case .urlChanged(let session, let webview, let url):
+            // The page moved without telling (pushState with no pwa-navigate, a fragment): its
+            // web view's url follows, as if its page had sent `pwa-navigated`, so that the stack,
+            // the dashboard and /api/sessions show where it is.
+            let clean = PageURL.stripClaim(url)
+            guard let client = bridge.pageClient(session: session, webview: webview),
+                  let current = bridge.engine(of: session)?.webViews.first(where: { $0.id == webview }), current.url != clean else { return }
+            let frame = JSONValue.object(["event": "pwa-navigated", "params": ["url": .string(clean), "source": "browser"]]).serialized()
+            if b.heldIn[client] != nil {
+                b.heldIn[client]!.append(frame)
+            } else {
+                feedText(client, frame)
+                perform()
+            }
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")
         case .browserCrashed(let sessions):
