@@ -333,7 +333,8 @@ extension Bridge {
         case .tabOpened(let sid, let webview, let targetId, let contextId):
             withSession(sid) { b, s in
                 guard s.browser != nil, s.engine.webView(webview) != nil else { return }
-                s.browser!.targetIds[webview] = targetId
+                // (Empty in a trace recorded before the ids were: unknown.)
+                if !targetId.isEmpty { s.browser!.targetIds[webview] = targetId }
                 if !contextId.isEmpty { s.browser!.browserContextId = contextId }
                 b.announceOpen(&s, webview)
             }
