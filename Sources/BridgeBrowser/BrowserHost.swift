@@ -295,12 +295,12 @@ public actor BrowserHost {
                     "expression": .string("location.replace(\(JSONValue.string(url).jsonString)); true"),
                 ], session: s, timeout: t)
                 if let details = replaced["exceptionDetails"] {
-                    throw BrowserError.browser("\(url): \(details["exception"]?["description"]?.stringValue ?? "cannot be loaded")")
+                    throw BrowserError.loadFailed(url: url, reason: details["exception"]?["description"]?.stringValue ?? "cannot be loaded")
                 }
             } else {
                 let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
                 if let error = nav["errorText"]?.stringValue, !error.isEmpty {
-                    throw BrowserError.browser("\(url): \(error)")
+                    throw BrowserError.loadFailed(url: url, reason: error)
                 }
             }
         } catch {

@@ -236,7 +236,7 @@ extension DaemonOptions {
             daemon.browser.options.viewportWidth = size.width
             daemon.browser.options.viewportHeight = size.height
         }
-        daemon.browser.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.bridge.snapshotBytesPerSession = maxSnapshotBytes
         daemon.browser.options.devtools = devtools
         daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
