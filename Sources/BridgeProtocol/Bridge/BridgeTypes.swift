@@ -28,7 +28,8 @@ public enum BridgeEffect: Equatable, Sendable {
     case schedule(TimerKey, afterMs: Int)
     case cancel(TimerKey)
     /// Work for the host's browser (browser sessions only; see `HostWork`).
-    case host(HostWork)
+    /// (Boxed: the work is large, and every effect of every message is copied by its size.)
+    indirect case host(HostWork)
 }
 
 /// The daemon's protocol settings; defaults are the contract's.
