@@ -22,6 +22,10 @@ import Testing
         #expect(tree?["tabs"]?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["home", "search", "account"])
         #expect(tree?["active"] == "tab:home")
         #expect(BridgeHarness.ids(r["result"]?["stack"]) == "W1")
+        // A read writes no state.
+        let before = h.bridge
+        _ = h.request(ctl, "router.get", ["session": .string(page.session)])
+        #expect(h.bridge == before)
     }
 
     @Test func aDeepLinkPushesAndTheReplyComesBeforeItsEvents() {

@@ -248,8 +248,10 @@ extension Bridge {
             }
         case .get:
             try withExistingSession(p) { b, s in
-                _ = b.syncTree(&s)
-                let tree = s.tree!.toJSON()
+                // A read: the tree as the engine has it, drawn on a copy (router.get writes no state).
+                var view = s
+                _ = b.syncTree(&view)
+                let tree = view.tree!.toJSON()
                 let stack = b.stackJSON(&s)
                 b.sendResult(client, id: id) { w in
                     w.key("tree"); w.write(tree)
