@@ -17,6 +17,12 @@
 ///   tokens and routing tree, the counters, the random generator) equals a copy taken before it;
 /// - nothing is sent to a client after its close or its disconnect; every frame sent is one JSON
 ///   object; a timer is never scheduled twice;
+/// - browser sessions (no browser here: the script plays it, answering the `HostWork` the
+///   Bridge asks for with `HostResult`s): the snapshot rule holds: a browser session never has
+///   more placeholders than snapshots the script handed back (a `pwa-navigate` is run only
+///   after its tab is pictured); replies to each connection come in the order of its requests,
+///   also when the browser answers them later; a connection the browser does not hold owes no
+///   reply;
 /// - memory stays bounded: at most `maxSessions` sessions, at most `maxStackDepth` items per stack,
 ///   no url or title over `maxURLBytes`, every session's held bytes (`Session.heldBytes`: its urls
 ///   and titles plus 64 per item) at most `maxSessionBytes`, and its cached stack JSON at most
@@ -85,6 +91,14 @@ struct Driver {
     var sessions: [String] = []
     var claims: [(session: String, webview: String, token: String)] = []
     var buffer: [BridgeEffect] = []
+    /// Browser sessions, the work the Bridge asked of their browser and not answered yet, the
+    /// snapshots handed back per session, the most placeholders each ever had.
+    var browserSessions: Set<String> = []
+    var work: [HostWork] = []
+    var snapshotsGiven: [String: Int] = [:]
+    var placeholdersMade: [String: Int] = [:]
+    /// Per connection, the ids of its requests not answered yet, in order.
+    var owed: [ClientID: [JSONValue]] = [:]
 
     init(seed: UInt64) {
         bridge = Bridge(configuration: BridgeFuzz.configuration, random: SeededRandom(seed: seed &+ 1))
@@ -113,12 +127,50 @@ struct Driver {
         case 4:
             bridge.apply(.sweep, at: now)
             perform(sender: nil, frame: [])
+        case 5, 6:
+            host(&s)
         default:
             send(&s)
         }
     }
 
+    /// The script plays the browser: answers one piece of work the Bridge asked for.
+    mutating func host(_ s: inout Script) {
+        guard !work.isEmpty else { return send(&s) }
+        let w = work.remove(at: s.byte() % work.count)
+        let fail = s.byte() % 8 == 0
+        let result: HostResult
+        switch w {
+        case .openTab(let sid, let webview, let url, _, _, _):
+            result = fail ? .tabFailed(session: sid, webview: webview, url: url, reason: "net::ERR_CONNECTION_REFUSED")
+                : .tabOpened(session: sid, webview: webview, targetId: "T\(webview.number)", browserContextId: "C")
+        case .takeSnapshot(let sid, let webview):
+            snapshotsGiven[sid, default: 0] += 1
+            result = .snapshotTaken(session: sid, webview: webview, image: fail ? nil : [0xFF, 0xD8, UInt8(s.byte()), 0xFF, 0xD9])
+        case .evaluate(let r, _, _, _): result = .answered(r, fail ? .failed("boom") : .value(.int(Int64(s.byte()))))
+        case .click(let r, _, _, _), .type(let r, _, _, _, _): result = .answered(r, fail ? .failed("no element") : .done)
+        case .screenshot(let r, _, _): result = .answered(r, fail ? .failed("no tab") : .image([1, 2, 3]))
+        default: return
+        }
+        bridge.apply(.host(result), at: now)
+        perform(sender: nil, frame: [])
+        if s.byte() % 16 == 0 {
+            // Things the browser reports by itself, on any session it may know.
+            let sid = someSession(&s)
+            let webview = ItemID.webview(s.byte() % 4 + 1)
+            let unasked: HostResult = s.pick([
+                .navigationStopped(NavigationStop(session: sid, webview: webview, url: someURL(&s))),
+                .historyTraversed(session: sid, webview: webview),
+                .urlChanged(session: sid, webview: webview, url: someURL(&s)),
+                .browserCrashed(sessions: [sid]),
+            ])
+            bridge.apply(.host(unasked), at: now)
+            perform(sender: nil, frame: [])
+        }
+    }
+
     mutating func disconnect(_ c: ClientID) {
+        owed[c] = nil
         live.removeAll { $0 == c }
         gone.insert(c)
         bridge.apply(.left(c), at: now)
@@ -141,8 +193,13 @@ struct Driver {
         // The whole Bridge before the frame (a value: the copy is independent; its effects were
         // drained by the last step, so a Bridge that only answered compares equal).
         let before = bridge
+        let wasHeld = bridge.isHeld(c)
+        if case .request(let id) = Self.rule(for: frame) {
+            // Answered in order: now, or once the browser is done with this connection.
+            owed[c, default: []].append(id)
+        }
         bridge.apply(.frame(c, text: frame), at: now)
-        let (reply, refused) = perform(sender: c, frame: frame)
+        let (reply, refused) = perform(sender: c, frame: frame, deferred: wasHeld || bridge.isHeld(c))
         // A successful hello gives the client the role it asked for.
         if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame),
            sent["method"] == "hello", let role = sent["params"]?["role"]?.stringValue {
@@ -181,7 +238,7 @@ struct Driver {
     /// the error that refused the frame, if any (the reply of a request, or the error with id
     /// null that answers an event or a malformed frame).
     @discardableResult
-    mutating func perform(sender: ClientID?, frame: [UInt8]) -> (reply: JSONValue?, refused: JSONValue?) {
+    mutating func perform(sender: ClientID?, frame: [UInt8], deferred: Bool = false) -> (reply: JSONValue?, refused: JSONValue?) {
         bridge.drainEffects(into: &buffer)
         let what = String(decoding: frame.prefix(200), as: UTF8.self).debugDescription
         var toSender: [JSONValue] = []
@@ -193,7 +250,16 @@ struct Driver {
                 guard let value = try? JSONParser.parse(bytes), case .object = value else {
                     fuzzFailure("sent a frame that is not a JSON object: \(String(decoding: bytes, as: UTF8.self))")
                 }
-                if value["id"] != nil, to != sender { fuzzFailure("a reply went to \(to), not to the sender: \(what)") }
+                if let id = value["id"] {
+                    if var queue = owed[to], !queue.isEmpty, id == queue[0] || id != .null {
+                        // Replies keep the order of the requests.
+                        if id != queue[0] { fuzzFailure("reply \(id.jsonString) to \(to) out of order: \(queue.map(\.jsonString)) owed: \(what)") }
+                        queue.removeFirst()
+                        owed[to] = queue
+                    } else if to != sender {
+                        fuzzFailure("a reply went to \(to), not to the sender: \(what)")
+                    }
+                }
                 if to == sender { toSender.append(value) }
                 learn(to, value)
             case .close(let to, _, _):
@@ -204,11 +270,13 @@ struct Driver {
                 timers[key] = now + Int64(ms) * 1000
             case .cancel(let key):
                 timers[key] = nil
-            case .host:
-                break  // work for a browser host (browser sessions): no browser here
+            case .host(let w):
+                work.append(w)
+                if work.count > 64 { work.removeFirst() }
             }
         }
-        guard sender != nil else { return (nil, nil) }
+        checkBrowserRules(what)
+        guard sender != nil, !deferred else { return (nil, nil) }
         let replies = toSender.filter { $0["id"] != nil }
         switch Self.rule(for: frame) {
         case .request(let id):
@@ -225,6 +293,23 @@ struct Driver {
             return (nil, replies.first)
         case .ignoredBeforeHello:
             return (nil, nil)
+        }
+    }
+
+    /// The snapshot rule and the replies owed (see the type's comment).
+    mutating func checkBrowserRules(_ what: String) {
+        for sid in browserSessions {
+            guard let engine = bridge.engine(of: sid) else { continue }
+            let made = engine.stack.compactMap { item -> Int? in
+                if case .placeholder(let p) = item { return Int(p.id.number) } else { return nil }
+            }.max() ?? 0
+            placeholdersMade[sid] = max(placeholdersMade[sid] ?? 0, made)
+            if placeholdersMade[sid]! > snapshotsGiven[sid] ?? 0 {
+                fuzzFailure("snapshot rule broken: browser session \(sid) made P\(placeholdersMade[sid]!) with \(snapshotsGiven[sid] ?? 0) snapshot(s) taken: \(what)")
+            }
+        }
+        for c in live where !bridge.isHeld(c) && !(owed[c] ?? []).isEmpty && !closed.contains(c) {
+            fuzzFailure("\(c) waits for nothing but owes replies to \(owed[c]!.map(\.jsonString)): \(what)")
         }
     }
 
@@ -249,6 +334,7 @@ struct Driver {
             if let role = result["role"]?.stringValue { roles[to] = role }
             if let sid = result["session"]?.stringValue {
                 if !sessions.contains(sid) { sessions.append(sid) }
+                if result["browser"] == true { browserSessions.insert(sid) }
                 if let w = result["webview"]?.stringValue, let t = result["token"]?.stringValue { claims.append((sid, w, t)) }
             }
         }
@@ -361,9 +447,21 @@ struct Driver {
         default:
             name = s.pick(["session.create", "session.list", "session.get", "session.close", "session.subscribe",
                            "session.unsubscribe", "navigation.navigateToUrl", "navigation.navigateToUrl", "navigation.back",
-                           "navigation.canGoBack", "navigation.popToRoot", "ping", "bogus"])
+                           "navigation.canGoBack", "navigation.popToRoot", "ping", "bogus",
+                           "webview.evaluate", "webview.click", "session.screenshot", "placeholder.snapshot"])
             switch name {
-            case "session.create": if s.byte() % 3 != 0 { params["url"] = .string(someURL(&s)) }
+            case "session.create":
+                if s.byte() % 3 != 0 { params["url"] = .string(someURL(&s)) }
+                if s.byte() % 2 == 0 { params["browser"] = true }
+            case "webview.evaluate", "webview.click":
+                params["session"] = .string(someSession(&s))
+                params["webview"] = .string(s.pick(["W1", "W2", "W3", "P1"]))
+                params[name == "webview.click" ? "selector" : "expression"] = "x"
+            case "session.screenshot":
+                params["session"] = .string(someSession(&s))
+            case "placeholder.snapshot":
+                params["session"] = .string(someSession(&s))
+                params["placeholder"] = .string(s.pick(["P1", "P2", "W1"]))
             case "session.get", "session.close", "navigation.back", "navigation.canGoBack", "navigation.popToRoot":
                 params["session"] = .string(someSession(&s))
             case "session.subscribe", "session.unsubscribe":
