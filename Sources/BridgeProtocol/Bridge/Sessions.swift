@@ -46,6 +46,7 @@ extension Bridge {
                 let canGoBack = s.engine.canGoBack
                 let sid = s.id
                 let failed = s.browser?.failed
+                let browserIds = s.browser.map { (context: $0.browserContextId, targets: $0.targetIds.sorted { $0.key.description < $1.key.description }) }
                 b.sendResult(client, id: id) { w in
                     w.key("session"); w.string(sid)
                     w.key("stack"); w.raw(stack)
@@ -69,6 +70,16 @@ extension Bridge {
                             w.endObject()
                         }
                         w.endArray()
+                    }
+                    if let browserIds {
+                        // Browser sessions: the browser's ids of the context and of each tab.
+                        w.key("browserContextId")
+                        if let context = browserIds.context { w.string(context) } else { w.null() }
+                        w.key("targetIds"); w.beginObject()
+                        for (webview, target) in browserIds.targets {
+                            w.key(webview.description); w.string(target)
+                        }
+                        w.endObject()
                     }
                 }
             }
