@@ -387,10 +387,12 @@ extension Bridge {
         case .urlChanged(let sid, let webview, let url):
             let clean = PageURL.stripClaim(url)
             withSession(sid) { b, s in
-                // While the page's own request waits (a pwa-navigate held for its snapshot), its
-                // address change is the state that request announces: the placeholder it stacks
-                // must keep the url from before, so the change is not applied ahead of it.
-                guard s.isBrowser, let page = s.pages[webview], b.held[page] == nil, let current = s.engine.webView(webview), current.url != clean,
+                // Only a page that never announced a state (classic): a PWA's address changes
+                // come with its pwa-navigate (and its own pwa-navigated), and the browser's report
+                // can overtake the pwa-navigate it belongs to, which must stack a placeholder with
+                // the url from before. Nor while the page's own request waits (held).
+                guard s.isBrowser, let page = s.pages[webview], b.held[page] == nil, let current = s.engine.webView(webview),
+                      current.mode == .classic, current.url != clean,
                       (try? b.checkURL(clean, "url")) != nil else { return }
                 b.run(&s, .pwaNavigated(from: webview, url: clean), cause: "pwa-navigated", now: now) { b, s, result in
                     guard case .success = result else { return }
