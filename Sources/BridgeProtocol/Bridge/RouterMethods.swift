@@ -172,7 +172,7 @@ extension Bridge {
             }
             s.webTokens[id] = nil
             emit(&s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
-            if s.isBrowser { browserObserve(&s, .webviewClosed(webview: id)) }  // its tab closes
+            if s.isBrowser { browserObserve(&s, .webviewClosed(webview: id)) }
         }
         for id in removed { s.webTokens[id] = nil }
         for id in opened {
@@ -186,7 +186,6 @@ extension Bridge {
                 w.key("pageUrl"); w.string(pageUrl)
                 if let context = item.context { w.key("context"); w.write(context) }
             }
-            // A browser session opens the web view's tab (as for an engine's own webview.open).
             if s.isBrowser { browserObserve(&s, .webviewOpen(webview: id, url: item.url, token: token)) }
         }
         if outcome.kind == .external, let url = outcome.externalURL {
