@@ -8,7 +8,8 @@ the daemon under callgrind is the bottleneck anyway: 100 pages, each looping `--
 deep and back (pwa-navigate → pwa-rendered four times, then back → back event → pwa-rendered
 four times), one request in flight per page. Each configuration runs twice: with `--cycles`
 cycles, and with none (start, 100 hellos, shutdown); the difference divided by the difference in
-replies is the cost of one reply.
+replies is the cost of one reply. `--workload ping` measures `ping` → `{}` instead (as many per
+page as the navigation workload's replies).
 
     python3 Benchmarks/metrics_cost.py --bridged .build/release/bridged [--cycles 20]
 
@@ -45,7 +46,7 @@ from websockets.asyncio.client import connect
 DEPTH = 4
 
 
-async def page(url: str, cycles: int) -> int:
+async def page(url: str, cycles: int, workload: str = "navigation") -> int:
     replies = 0
     async with connect(url, max_size=None, ping_interval=None, open_timeout=120) as ws:
         next_id = 1
@@ -67,6 +68,10 @@ async def page(url: str, cycles: int) -> int:
             replies += 1
 
         await call("hello", {"protocol": 1, "role": "page", "url": "http://127.0.0.1/app/"})
+        if workload == "ping":
+            for _ in range(cycles * 2 * DEPTH):
+                await call("ping")
+            return replies
         for _ in range(cycles):
             for step in range(DEPTH):
                 await call("pwa-navigate", {"url": f"http://127.0.0.1/app/#/{step + 1}"})
@@ -77,7 +82,8 @@ async def page(url: str, cycles: int) -> int:
     return replies
 
 
-def run(bridged: str, extra: list[str], pages: int, cycles: int, keep: str | None = None) -> tuple[int, int]:
+def run(bridged: str, extra: list[str], pages: int, cycles: int, keep: str | None = None,
+        workload: str = "navigation") -> tuple[int, int]:
     """(instructions, replies) of one daemon run under callgrind; the profile is moved to `keep`."""
     out = tempfile.NamedTemporaryFile(prefix="callgrind-", suffix=".out", delete=False).name
     proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", bridged,
@@ -91,7 +97,7 @@ def run(bridged: str, extra: list[str], pages: int, cycles: int, keep: str | Non
     port = int(m.group(1))
 
     async def load():
-        counts = await asyncio.gather(*(page(f"ws://127.0.0.1:{port}/bridge", cycles) for _ in range(pages)))
+        counts = await asyncio.gather(*(page(f"ws://127.0.0.1:{port}/bridge", cycles, workload) for _ in range(pages)))
         return sum(counts)
 
     replies = asyncio.run(load())
@@ -157,6 +163,8 @@ def main() -> None:
                     help="a configuration to measure (repeatable; the first is the reference)")
     ap.add_argument("--pages", type=int, default=100)
     ap.add_argument("--cycles", type=int, default=20)
+    ap.add_argument("--workload", choices=["navigation", "ping"], default="navigation",
+                    help="navigation (above), or ping: as many `ping` requests per page as the navigation's replies")
     ap.add_argument("--rounds", type=int, default=1, help="measurements of each configuration, interleaved")
     ap.add_argument("--keep", metavar="DIR", help="keep the callgrind profiles in DIR")
     ap.add_argument("--symbols", type=int, default=0, metavar="N",
@@ -178,8 +186,8 @@ def main() -> None:
             stem = os.path.join(args.keep, f"{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}-r{r}") if args.keep else None
             base_keep = f"{stem}-c0.out" if stem else None
             keep = f"{stem}-c{args.cycles}.out" if stem else None
-            base_ir, base_replies = run(path, extra, args.pages, 0, base_keep)
-            ir, replies = run(path, extra, args.pages, args.cycles, keep)
+            base_ir, base_replies = run(path, extra, args.pages, 0, base_keep, args.workload)
+            ir, replies = run(path, extra, args.pages, args.cycles, keep, args.workload)
             per_reply = (ir - base_ir) / (replies - base_replies)
             results[label].append(per_reply)
             if stem:

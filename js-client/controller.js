@@ -405,14 +405,16 @@ export class Daemon {
   constructor(binary, { staticDir, config, args, env, stopGrace }) {
     this.binary = binary;
     this.argv = ["serve"];
-    if (!args.includes("--port")) this.argv.push("--port", "0");
+    if (!args.some((a) => a === "--port" || String(a).startsWith("--port="))) this.argv.push("--port", "0");
     if (staticDir !== null) this.argv.push("--static", staticDir);
     if (config !== null) this.argv.push("--config", config);
     this.argv.push(...args.map(String));
     this.env = env;
     this.token = env.BRIDGED_TOKEN || null;
-    const t = args.indexOf("--token");
-    if (t >= 0 && t + 1 < args.length) this.token = String(args[t + 1]);
+    args.forEach((a, i) => {
+      if (a === "--token" && i + 1 < args.length) this.token = String(args[i + 1]);
+      else if (String(a).startsWith("--token=")) this.token = String(a).slice("--token=".length);
+    });
     this.stopGrace = stopGrace;
     this.host = "";
     this.port = 0;

@@ -15,6 +15,8 @@ if [ $want_test = 1 ]; then
   # The farm tests run the daemons behind both proxies (Tests/integration/test_farm.py).
   [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || apt_pkgs+=(nginx)
   [ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || apt_pkgs+=(haproxy)
+  # make test-python-client installs clients/python into a fresh venv (Debian's python3: python3-venv).
+  ${PYTHON:-python3} -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_pkgs+=(python3-venv)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
@@ -25,9 +27,11 @@ fi
 
 if [ $want_test = 1 ]; then
   py=${PYTHON:-python3}
-  if ! $py -c 'import websockets, pytest, selenium, prometheus_client' >/dev/null 2>&1; then
-    echo "installing: python websockets pytest selenium prometheus_client"
-    $py -m pip install -q --disable-pip-version-check websockets pytest selenium prometheus_client
+  if ! $py -c 'import websockets, pytest, selenium, prometheus_client, playwright' >/dev/null 2>&1; then
+    # Playwright attaches to the daemon's own Chromium (connect_over_cdp, Tests/integration/test_playwright.py):
+    # no `playwright install`, no browser download.
+    echo "installing: python websockets pytest selenium prometheus_client playwright"
+    $py -m pip install -q --disable-pip-version-check websockets pytest selenium prometheus_client playwright
   fi
 fi
 

@@ -102,7 +102,7 @@ struct Driver {
             guard live.count < 12 else { return send(&s) }
             let c = ClientID(nextClient)
             nextClient += 1
-            bridge.connected(c, isLoopback: s.byte() % 8 != 0, at: now)
+            bridge.apply(.connected(c, isLoopback: s.byte() % 8 != 0), at: now)
             live.append(c)
             perform(sender: nil, frame: [])
         case 2:
@@ -111,7 +111,7 @@ struct Driver {
         case 3:
             advance(ms: Int64(s.byte()) * 4)
         case 4:
-            bridge.sweep(at: now)
+            bridge.apply(.sweep, at: now)
             perform(sender: nil, frame: [])
         default:
             send(&s)
@@ -121,7 +121,7 @@ struct Driver {
     mutating func disconnect(_ c: ClientID) {
         live.removeAll { $0 == c }
         gone.insert(c)
-        bridge.disconnected(c, at: now)
+        bridge.apply(.left(c), at: now)
         perform(sender: nil, frame: [])
     }
 
@@ -129,7 +129,7 @@ struct Driver {
         now += ms * 1000
         while let (key, due) = timers.min(by: { $0.value < $1.value }), due <= now {
             timers[key] = nil
-            bridge.timerFired(key, at: due)
+            bridge.apply(.timerFired(key), at: due)
             perform(sender: nil, frame: [])
         }
     }
@@ -141,7 +141,7 @@ struct Driver {
         // The whole Bridge before the frame (a value: the copy is independent; its effects were
         // drained by the last step, so a Bridge that only answered compares equal).
         let before = bridge
-        bridge.received(c, text: frame, at: now)
+        bridge.apply(.frame(c, text: frame), at: now)
         let (reply, refused) = perform(sender: c, frame: frame)
         // A successful hello gives the client the role it asked for.
         if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame),
@@ -171,7 +171,7 @@ struct Driver {
         if a.sessionIDBySerial != b.sessionIDBySerial { parts.append("serials: \(a.sessionIDBySerial) -> \(b.sessionIDBySerial)") }
         if a.allSubscribers != b.allSubscribers { parts.append("subscribers to all: \(a.allSubscribers) -> \(b.allSubscribers)") }
         if a.effects != b.effects { parts.append("undrained effects: \(a.effects) -> \(b.effects)") }
-        if a.browserSessions != b.browserSessions { parts.append("browser sessions: \(a.browserSessions) -> \(b.browserSessions)") }
+        if a.held != b.held { parts.append("waiting connections: \(a.held) -> \(b.held)") }
         return parts.isEmpty ? "(no field differs: check Bridge ==)" : parts.joined(separator: "\n")
     }
 

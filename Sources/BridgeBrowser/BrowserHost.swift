@@ -23,6 +23,13 @@ public actor BrowserHost {
         var ownLoadPost: NavigationRequest?
         /// The last navigation type the main frame started (`historyDifferentDocument`, …).
         var lastNavigationType: String?
+        /// The page asked for the navigation that starts next (`Page.frameRequestedNavigation`:
+        /// a link, a form, a `location` change, a meta refresh). Chromium reports none for a
+        /// navigation another DevTools client started (Playwright's `page.goto`).
+        var pageRequestedNavigation = false
+        /// The main frame's current navigation was started by another DevTools client, not by
+        /// the page: the host loading a url into the web view, let through.
+        var foreignLoad = false
     }
 
     struct Browser {
@@ -30,6 +37,8 @@ public actor BrowserHost {
         var cdp: CDPConnection
         var generation: Int
         var userAgent: String
+        /// `ws://127.0.0.1:PORT/devtools/browser/ID` with `options.devtools`.
+        var devtoolsURL: String?
     }
 
     public let options: BrowserOptions
@@ -58,6 +67,8 @@ public actor BrowserHost {
     /// Chromiums that crashed or closed, being stopped and their profiles removed; `shutdown`
     /// waits for them.
     private var retiring: [Int: Task<Void, Never>] = [:]
+    /// The running Chromium's DevTools url (`options.devtools`), readable from any thread.
+    private nonisolated let devtoolsURLBox = SharedValue<String?>(nil)
 
     public init(options: BrowserOptions = BrowserOptions(), events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.options = options
@@ -76,7 +87,8 @@ public actor BrowserHost {
         let gen = generation
         let options = self.options
         let task = Task<Browser, any Error> {
-            let process = try ChromiumProcess.launch(executable: options.chromium, extraArguments: options.extraArguments)
+            let extra = options.extraArguments + (options.devtools ? DevToolsPort.arguments : [])
+            let process = try ChromiumProcess.launch(executable: options.chromium, extraArguments: extra)
             let cdp = CDPConnection(writeFD: process.commandFD, readFD: process.eventFD) { [weak self] in
                 Task { await self?.browserClosed(generation: gen) }
             }
@@ -89,7 +101,11 @@ public actor BrowserHost {
                 var ua = version["userAgent"]?.stringValue ?? "Mozilla/5.0"
                 ua = ua.replacingOccurrences(of: "HeadlessChrome/", with: "Chrome/")
                 if !options.userAgentSuffix.isEmpty { ua += " " + options.userAgentSuffix }
-                return Browser(process: process, cdp: cdp, generation: gen, userAgent: ua)
+                var devtoolsURL: String?
+                if options.devtools {
+                    devtoolsURL = try await DevToolsPort.discover(profile: process.profileDirectory, timeout: options.startTimeoutSeconds)
+                }
+                return Browser(process: process, cdp: cdp, generation: gen, userAgent: ua, devtoolsURL: devtoolsURL)
             } catch {
                 process.terminate(graceSeconds: 0)
                 throw error
@@ -99,8 +115,21 @@ public actor BrowserHost {
         defer { starting = nil }
         let started = try await task.value
         browser = started
+        devtoolsURLBox.value = started.devtoolsURL
         return started
     }
+
+    /// Starts Chromium now rather than with the first browser session (`--devtools`: the
+    /// DevTools url exists from the daemon's start). Returns that url (nil without
+    /// `options.devtools`).
+    public func start() async throws -> String? {
+        try await ensureBrowser().devtoolsURL
+    }
+
+    /// `ws://127.0.0.1:PORT/devtools/browser/ID` of the running Chromium when it listens for
+    /// DevTools on a port (`options.devtools`); nil when it does not or no Chromium runs.
+    /// Readable from any thread.
+    public nonisolated var devtoolsURL: String? { devtoolsURLBox.value }
 
     /// Chromium's pid, when it runs.
     public var chromiumPID: Int32? { browser?.process.pid }
@@ -112,6 +141,7 @@ public actor BrowserHost {
     private func browserClosed(generation gen: Int) {
         guard let b = browser, b.generation == gen else { return }
         browser = nil
+        devtoolsURLBox.value = nil
         let sessions = Array(contexts.keys).sorted()
         contexts.removeAll()
         tabs.removeAll()
@@ -120,7 +150,12 @@ public actor BrowserHost {
         popups.removeAll()
         closing.removeAll()
         retire(b.process, generation: gen, graceSeconds: 1)
-        if !shuttingDown { emit(.browserCrashed(sessions: sessions)) }
+        if !shuttingDown {
+            emit(.browserCrashed(sessions: sessions))
+            // With a DevTools port, a Chromium is always there for a framework to attach to
+            // (a new one, on a new port: `devtoolsURL` names it).
+            if options.devtools { Task { _ = try? await self.ensureBrowser() } }
+        }
     }
 
     /// Stops `process` on a thread of its own (it blocks) and removes its profile directory.
@@ -157,6 +192,7 @@ public actor BrowserHost {
             _ = try? await b.cdp.call("Browser.close", timeout: 2)
             if let current = browser, current.generation == b.generation {
                 browser = nil
+                devtoolsURLBox.value = nil
                 contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
                 closing.removeAll()
                 retire(b.process, generation: b.generation, graceSeconds: 2)
@@ -174,14 +210,24 @@ public actor BrowserHost {
 
     // MARK: sessions and tabs
 
-    /// A new browser context for `session` (idempotent).
-    public func createSession(_ session: String) async throws {
+    /// A new browser context for `session` (idempotent); returns Chromium's id of it
+    /// (`browserContextId`, which a DevTools client such as Playwright sees).
+    @discardableResult
+    public func createSession(_ session: String) async throws -> String {
         let b = try await ensureBrowser()
-        if contexts[session] != nil { return }
+        if let id = contexts[session] { return id }
         let reply = try await b.cdp.call("Target.createBrowserContext", ["disposeOnDetach": true], timeout: options.callTimeoutSeconds)
         guard let id = reply["browserContextId"]?.stringValue else { throw BrowserError.browser("no browserContextId") }
         contexts[session] = id
+        return id
     }
+
+    /// Chromium's id of the browser context of `session`, when it has one.
+    public func browserContextId(session: String) -> String? { contexts[session] }
+
+    /// Chromium's target id of the tab of `webview` (what `Target.getTargetInfo` on a DevTools
+    /// session of that page answers), when it has one.
+    public func targetId(session: String, webview: ItemID) -> String? { tabs[TabKey(session, webview)]?.targetId }
 
     /// Closes every tab of `session` and its context (its cookies and storage go with it).
     public func closeSession(_ session: String) async {
@@ -205,7 +251,9 @@ public actor BrowserHost {
     /// Returns once the navigation is under way. A tab starts on `about:blank`, which stands for
     /// the web view below (a page's own `history.back()` to it is a back of the host); the tab of
     /// a `root` web view (the session's first, nothing below it) keeps no entry before its page.
-    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws {
+    /// Returns the tab's target id (Chromium's, as DevTools clients see it).
+    @discardableResult
+    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws -> String {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
         let key = TabKey(session, webview)
@@ -246,18 +294,19 @@ public actor BrowserHost {
                     "expression": .string("location.replace(\(JSONValue.string(url).jsonString)); true"),
                 ], session: s, timeout: t)
                 if let details = replaced["exceptionDetails"] {
-                    throw BrowserError.browser("\(url): \(details["exception"]?["description"]?.stringValue ?? "cannot be loaded")")
+                    throw BrowserError.loadFailed(url: url, reason: details["exception"]?["description"]?.stringValue ?? "cannot be loaded")
                 }
             } else {
                 let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
                 if let error = nav["errorText"]?.stringValue, !error.isEmpty {
-                    throw BrowserError.browser("\(url): \(error)")
+                    throw BrowserError.loadFailed(url: url, reason: error)
                 }
             }
         } catch {
             await closeTab(session: session, webview: webview)
             throw error
         }
+        return targetId
     }
 
     /// Closes the tab of `webview` (nothing when it has none).
@@ -412,6 +461,8 @@ public actor BrowserHost {
             guard event.params["frameId"]?.stringValue == tab.targetId else { return }
             let type = event.params["navigationType"]?.stringValue
             tabs[key]?.lastNavigationType = type
+            tabs[key]?.foreignLoad = type == "differentDocument" && !tab.pageRequestedNavigation && !tab.ownLoadPending
+            tabs[key]?.pageRequestedNavigation = false
             // A traversal to a document that is not fetched (the tab's first entry, about:blank,
             // which stands for the web view below) pauses nowhere: it is stopped here. Fetched
             // ones are stopped at `Fetch.requestPaused`.
@@ -422,8 +473,12 @@ public actor BrowserHost {
             }
         case "Page.frameRequestedNavigation":
             guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue,
-                  let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased(),
-                  !["http", "https", "about", "data", "blob", "javascript", "file"].contains(scheme) else { return }
+                  let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else { return }
+            if ["http", "https"].contains(scheme) {
+                tabs[key]?.pageRequestedNavigation = true
+                return
+            }
+            guard !["about", "data", "blob", "javascript", "file"].contains(scheme) else { return }
             emit(.navigationRequested(session: tab.session, webview: tab.webview, request: NavigationRequest(url: url, kind: .customScheme)))
         case "Fetch.requestPaused":
             guard let requestId = event.params["requestId"]?.stringValue else { return }
@@ -435,7 +490,9 @@ public actor BrowserHost {
                 _ = try? await cdp.call("Fetch.continueRequest", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t)
                 return
             }
-            if tab.ownLoadPending || tab.lastNavigationType == "reload" {
+            // The tab's own load, a reload, or a load another DevTools client started
+            // (Playwright's `page.goto`: the host loading a url into this web view).
+            if tab.ownLoadPending || tab.lastNavigationType == "reload" || (tab.foreignLoad && tab.lastNavigationType == "differentDocument") {
                 tabs[key]?.ownLoadPending = false
                 var params: JSONObject = ["requestId": .string(requestId)]
                 if let post = tab.ownLoadPost, tab.ownLoadPending {

@@ -18,6 +18,10 @@ public struct BrowserOptions: Sendable {
     public var jpegQuality: Int = 60
     /// Extra command-line arguments for Chromium.
     public var extraArguments: [String] = []
+    /// Chromium also listens for DevTools on a loopback port of its own (`--devtools`), for
+    /// Playwright or Puppeteer to attach to the tabs (docs/PLAYWRIGHT.md). Off by default: that
+    /// port grants full control of every tab to any local process (docs/SECURITY.md).
+    public var devtools = false
 
     public init() {}
 

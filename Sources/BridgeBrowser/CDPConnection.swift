@@ -18,6 +18,9 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
     case disconnected
     /// No such session or tab on the browser side.
     case unknownTarget(String)
+    /// A tab's page could not be loaded: the url and the browser's reason
+    /// (`net::ERR_CONNECTION_REFUSED`).
+    case loadFailed(url: String, reason: String)
 
     public var description: String {
         switch self {
@@ -28,6 +31,7 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
         case .browser(let message): return message
         case .disconnected: return "the browser is gone (it crashed or was stopped)"
         case .unknownTarget(let what): return "no such tab or session in the browser: \(what)"
+        case .loadFailed(let url, let reason): return "\(url): \(reason)"
         }
     }
 }

@@ -25,20 +25,29 @@ public enum StackDiagram {
 
     /// What an input was, in a few words: the request's method or the event's name and the
     /// connection, or the timer, the sweep, a connection opening or closing.
-    public static func describe(_ input: TraceInput) -> String {
+    public static func describe(_ input: BridgeInput) -> String {
         switch input {
-        case .connect(let c, _, _): return "connection #\(c) opened"
-        case .disconnect(let c): return "connection #\(c) closed"
-        case .binary(let c): return "binary frame from #\(c)"
-        case .timer(let key): return "foreground timer \(key.token) of session \(key.session) fired"
+        case .connected(let c, _, _): return "connection \(c) opened"
+        case .left(let c): return "connection \(c) closed"
+        case .binaryFrame(let c): return "binary frame from \(c)"
+        case .timerFired(let key): return "foreground timer \(key.token) of session \(key.session) fired"
         case .sweep: return "idle sweep"
-        case .hostAbandon(let s): return "the browser could not open session \(s)"
-        case .hostEvent(_, let name, _): return "host event \(name)"
-        case .text(let c, let bytes):
-            guard let v = try? JSONParser.parse(bytes, maxDepth: 64) else { return "unparsable frame from #\(c)" }
-            if let m = v["method"]?.stringValue { return "\(m) from #\(c)" }
-            if let e = v["event"]?.stringValue { return "event \(e) from #\(c)" }
-            return "frame from #\(c)"
+        case .openBrowserSession(let url): return "bridged open \(url)"
+        case .host(let result):
+            switch result {
+            case .tabOpened(let s, let w): return "the browser opened \(w)'s tab of \(s)"
+            case .tabFailed(let s, let w, _, let reason): return "\(w)'s tab of \(s) failed: \(reason)"
+            case .snapshotTaken(_, let p, _): return "the browser took \(p)'s snapshot"
+            case .navigationStopped(let stop): return "the browser stopped \(stop.webview)'s navigation to \(stop.url)"
+            case .historyTraversed(_, let w): return "\(w)'s page went back in its history"
+            case .answered(let r, _): return "the browser answered \(r)"
+            case .browserCrashed: return "the browser crashed"
+            }
+        case .frame(let c, let bytes):
+            guard let v = try? JSONParser.parse(bytes, maxDepth: 64) else { return "unparsable frame from \(c)" }
+            if let m = v["method"]?.stringValue { return "\(m) from \(c)" }
+            if let e = v["event"]?.stringValue { return "event \(e) from \(c)" }
+            return "frame from \(c)"
         }
     }
 

@@ -83,16 +83,7 @@ public enum Replayer {
             while j < events.count, case .input(let input, let t, let random) = events[j].event {
                 group.append(RecordedInput(input, at: t, random: random))
                 tape.load(random)
-                switch input {
-                case .connect(let c, let loopback, let origin): bridge.connected(ClientID(c), isLoopback: loopback, origin: origin, at: t)
-                case .text(let c, let bytes): bridge.received(ClientID(c), text: bytes, at: t)
-                case .binary(let c): bridge.receivedBinary(ClientID(c), at: t)
-                case .disconnect(let c): bridge.disconnected(ClientID(c), at: t)
-                case .timer(let key): bridge.timerFired(key, at: t)
-                case .sweep: bridge.sweep(at: t)
-                case .hostAbandon(let session): bridge.hostAbandon(session: session, at: t)
-                case .hostEvent(let session, let name, let fields): bridge.hostEvent(session: session, name, fields)
-                }
+                bridge.apply(input, at: t)
                 inputs += 1
                 if tape.overdrawn > 0 || tape.index < tape.words.count {
                     return .diverged(Divergence(
@@ -104,14 +95,12 @@ public enum Replayer {
             }
             guard !group.isEmpty else {
                 let (line, event) = events[i]
-                if event.isInformational { i += 1; continue }
                 return .diverged(Divergence(line: line, expected: event.line, actual: nil, note: "the replay produced nothing more before this line"))
             }
             let effects = bridge.drainEffects()
             var produced = recorder.events(for: group, effects: effects, bridge: bridge)
             if produced.isEmpty { produced = group.map { .input($0.input, at: $0.at, random: $0.random) } }
             for p in produced.dropFirst(group.count) {
-                while j < events.count, events[j].event.isInformational { j += 1 }
                 guard j < events.count, !events[j].event.isInput else {
                     let line = j < events.count ? events[j].line : (events.last!.line + 1)
                     return .diverged(Divergence(line: line, expected: j < events.count ? events[j].event.line : nil, actual: p.line,
@@ -124,7 +113,6 @@ public enum Replayer {
                 if p.isOutput { outputs += 1 }
                 j += 1
             }
-            while j < events.count, events[j].event.isInformational { j += 1 }
             if j < events.count, !events[j].event.isInput {
                 return .diverged(Divergence(line: events[j].line, expected: events[j].event.line, actual: nil,
                                             note: "the replay produced nothing for this line" + versionNote(trace)))

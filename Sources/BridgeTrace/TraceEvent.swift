@@ -5,11 +5,14 @@ import BridgeProtocol
 /// Every line but the header carries `"t"`, the monotonic time in microseconds that the daemon
 /// handed to the protocol state machine, and `"k"`, its kind:
 ///
-/// - inputs (what the daemon fed the state machine, in order): `connect`, `in`, `binary`,
-///   `disconnect`, `timer`, `sweep`; each carries `"rand"` when the state machine drew random
-///   words (session ids, tokens) while handling it, so a replay draws the same ones;
+/// - inputs (the `BridgeInput`s the daemon fed the state machine, in order): `connect`, `in`,
+///   `binary`, `disconnect`, `timer`, `sweep`, `host-result` (what the browser did: `"what"`
+///   names it, e.g. `tab-opened`, `snapshot-taken`, `navigation-stopped`; HostLines.swift) and
+///   `open` (`bridged open`); each carries `"rand"` when the state machine drew random words
+///   (session ids, tokens) while handling it, so a replay draws the same ones;
 /// - outputs (the effects the state machine asked for, in order, right after their input):
-///   `out` (a frame sent), `close`, `schedule`, `cancel`;
+///   `out` (a frame sent), `close`, `schedule`, `cancel`, `host` (work for the browser, e.g.
+///   `"what":"open-tab"`);
 /// - observations: `stack` (a session's stack changed, in the seed's notation), `snapshot`
 ///   (a placeholder was stacked; where its image is served).
 public enum TraceFormat {
@@ -22,53 +25,23 @@ public enum TraceFormat {
     static let moreMarker = #","more":true}"#
 }
 
-/// What the daemon fed the protocol state machine.
-public enum TraceInput: Equatable, Sendable {
-    /// `origin`: the `Origin` header of the WebSocket upgrade, when the client sent one (a
-    /// browser page); a controller's `hello` depends on it (`--allow-controller-origin`).
-    /// Traces written before it was recorded have none.
-    case connect(client: UInt64, loopback: Bool, origin: String? = nil)
-    case text(client: UInt64, bytes: [UInt8])
-    case binary(client: UInt64)
-    case disconnect(client: UInt64)
-    case timer(TimerKey)
-    case sweep
-    /// The browser could not open a browser session: the daemon abandons it.
-    case hostAbandon(session: String)
-    /// An event the host sent a session's subscribers (e.g. `browser.crashed`).
-    case hostEvent(session: String, name: String, fields: JSONObject)
-}
-
 /// One line of a trace, after the header.
 public enum TraceEvent: Equatable, Sendable {
-    case input(TraceInput, at: Int64, random: [UInt64])
+    case input(BridgeInput, at: Int64, random: [UInt64])
     case output(BridgeEffect, at: Int64)
     /// `stack` is the session's stack in the seed's notation; nil when the session is gone.
     case stack(session: String, stack: String?, at: Int64)
     /// A placeholder was stacked; `ref` is the path its snapshot is served at.
     case snapshot(session: String, placeholder: String, ref: String, at: Int64)
-    /// Work the state machine handed to the host's browser (`BridgeEffect.host`), as text.
-    case hostCall(String, at: Int64)
-    /// A frame the daemon sent that did not come from the protocol state machine (a browser
-    /// session's answer, e.g. `webview.evaluate`'s result). Kept for the record; a replay,
-    /// which has no browser, skips it.
-    case hostFrame(client: UInt64, text: String, at: Int64)
 
     public var time: Int64 {
         switch self {
-        case .input(_, let t, _), .output(_, let t), .stack(_, _, let t), .snapshot(_, _, _, let t), .hostFrame(_, _, let t), .hostCall(_, let t): return t
+        case .input(_, let t, _), .output(_, let t), .stack(_, _, let t), .snapshot(_, _, _, let t): return t
         }
     }
 
     public var isInput: Bool { if case .input = self { return true } else { return false } }
-    public var isOutput: Bool {
-        switch self {
-        case .output, .hostCall: return true
-        default: return false
-        }
-    }
-    /// Lines a replay does not reproduce (see `hostFrame`).
-    public var isInformational: Bool { if case .hostFrame = self { return true } else { return false } }
+    public var isOutput: Bool { if case .output = self { return true } else { return false } }
 }
 
 /// The first line: what a replay needs to build the same state machine.
@@ -91,6 +64,8 @@ public struct TraceHeader: Equatable, Sendable {
     public var controllerOrigins: [String]
     public var maxURLBytes: Int
     public var maxSessionBytes: Int
+    /// `--max-snapshot-bytes`: decides which snapshots a browser session still has.
+    public var snapshotBytesPerSession: Int
 
     public init(configuration: BridgeConfiguration, routerYAML: String? = nil, origin: String? = nil) {
         format = TraceFormat.version
@@ -103,6 +78,7 @@ public struct TraceHeader: Equatable, Sendable {
         controllerOrigins = configuration.controllerOrigins
         maxURLBytes = configuration.maxURLBytes
         maxSessionBytes = configuration.maxSessionBytes
+        snapshotBytesPerSession = configuration.snapshotBytesPerSession
         self.routerYAML = routerYAML
         self.origin = origin
     }
@@ -115,6 +91,7 @@ public struct TraceHeader: Equatable, Sendable {
         c.controllerOrigins = controllerOrigins
         c.maxURLBytes = maxURLBytes
         c.maxSessionBytes = maxSessionBytes
+        c.snapshotBytesPerSession = snapshotBytesPerSession
         return c
     }
 }
@@ -148,6 +125,7 @@ extension TraceHeader {
         let defaults = BridgeConfiguration()
         if maxURLBytes != defaults.maxURLBytes { o["maxURLBytes"] = .int(Int64(maxURLBytes)) }
         if maxSessionBytes != defaults.maxSessionBytes { o["maxSessionBytes"] = .int(Int64(maxSessionBytes)) }
+        if snapshotBytesPerSession != defaults.snapshotBytesPerSession { o["snapshotBytes"] = .int(Int64(snapshotBytesPerSession)) }
         if let routerYAML { o["router"] = .string(routerYAML) }
         if let origin { o["origin"] = .string(origin) }
         return JSONValue.object(o).jsonString
@@ -185,6 +163,7 @@ extension TraceHeader {
         }
         if v["maxURLBytes"] != nil { h.maxURLBytes = try int("maxURLBytes") }
         if v["maxSessionBytes"] != nil { h.maxSessionBytes = try int("maxSessionBytes") }
+        if v["snapshotBytes"] != nil { h.snapshotBytesPerSession = try int("snapshotBytes") }
         h.routerYAML = v["router"]?.stringValue
         h.origin = v["origin"]?.stringValue
         return h
@@ -199,28 +178,28 @@ extension TraceEvent {
         switch self {
         case .input(let input, _, let random):
             switch input {
-            case .connect(let c, let loopback, let origin):
-                o["k"] = "connect"; o["c"] = .int(Int64(bitPattern: c)); o["loopback"] = .bool(loopback)
+            case .connected(let c, let loopback, let origin):
+                o["k"] = "connect"; o["c"] = .int(Int64(bitPattern: c.raw)); o["loopback"] = .bool(loopback)
                 if let origin { o["origin"] = .string(origin) }
-            case .text(let c, let bytes):
-                o["k"] = "in"; o["c"] = .int(Int64(bitPattern: c))
+            case .frame(let c, let bytes):
+                o["k"] = "in"; o["c"] = .int(Int64(bitPattern: c.raw))
                 if let s = String(validating: bytes, as: UTF8.self) {
                     o["text"] = .string(s)
                 } else {
                     o["hex"] = .string(Hex.encode(bytes))
                 }
-            case .binary(let c):
-                o["k"] = "binary"; o["c"] = .int(Int64(bitPattern: c))
-            case .disconnect(let c):
-                o["k"] = "disconnect"; o["c"] = .int(Int64(bitPattern: c))
-            case .timer(let key):
+            case .binaryFrame(let c):
+                o["k"] = "binary"; o["c"] = .int(Int64(bitPattern: c.raw))
+            case .left(let c):
+                o["k"] = "disconnect"; o["c"] = .int(Int64(bitPattern: c.raw))
+            case .timerFired(let key):
                 o["k"] = "timer"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw))
             case .sweep:
                 o["k"] = "sweep"
-            case .hostAbandon(let session):
-                o["k"] = "host-abandon"; o["session"] = .string(session)
-            case .hostEvent(let session, let name, let fields):
-                o["k"] = "host-event"; o["session"] = .string(session); o["name"] = .string(name); o["fields"] = .object(fields)
+            case .host(let result):
+                o["k"] = "host-result"; HostLines.write(result, into: &o)
+            case .openBrowserSession(let url):
+                o["k"] = "open"; o["url"] = .string(url)
             }
             if !random.isEmpty { o["rand"] = .array(random.map { .string(Hex.word($0)) }) }
         case .output(let effect, _):
@@ -233,18 +212,14 @@ extension TraceEvent {
                 o["k"] = "schedule"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw)); o["ms"] = .int(Int64(ms))
             case .cancel(let key):
                 o["k"] = "cancel"; o["session"] = .int(Int64(bitPattern: key.session)); o["token"] = .int(Int64(bitPattern: key.token.raw))
-            case .host(let call):
-                o["k"] = "host"; o["call"] = .string("\(call)")
+            case .host(let work):
+                o["k"] = "host"; HostLines.write(work, into: &o)
             }
-        case .hostCall(let call, _):
-            o["k"] = "host"; o["call"] = .string(call)
         case .stack(let session, let stack, _):
             o["k"] = "stack"; o["session"] = .string(session)
             o["stack"] = stack.map { .string($0) } ?? .null
         case .snapshot(let session, let placeholder, let ref, _):
             o["k"] = "snapshot"; o["session"] = .string(session); o["placeholder"] = .string(placeholder); o["ref"] = .string(ref)
-        case .hostFrame(let c, let text, _):
-            o["k"] = "hostout"; o["c"] = .int(Int64(bitPattern: c)); o["text"] = .string(text)
         }
         return JSONValue.object(o).jsonString
     }
@@ -252,7 +227,7 @@ extension TraceEvent {
     /// Reads one line; `number` (1-based) is only for the error.
     public static func parse(_ text: String, number: Int) throws(TraceError) -> TraceEvent {
         let v: JSONValue
-        do { v = try JSONParser.parse(text, maxDepth: 8) } catch { throw TraceError(line: number, "not JSON: \(error)") }
+        do { v = try JSONParser.parse(text, maxDepth: 64) } catch { throw TraceError(line: number, "not JSON: \(error)") }
         guard let kind = v["k"]?.stringValue else { throw TraceError(line: number, "no kind (\"k\")") }
         guard let t = v["t"]?.intValue else { throw TraceError(line: number, "no time (\"t\")") }
         func int(_ key: String) throws(TraceError) -> Int64 {
@@ -276,7 +251,7 @@ extension TraceEvent {
         }
         switch kind {
         case "connect":
-            return .input(.connect(client: try client(), loopback: v["loopback"]?.boolValue ?? true, origin: v["origin"]?.stringValue),
+            return .input(.connected(ClientID(try client()), isLoopback: v["loopback"]?.boolValue ?? true, origin: v["origin"]?.stringValue),
                           at: t, random: random)
         case "in":
             let bytes: [UInt8]
@@ -287,22 +262,21 @@ extension TraceEvent {
             } else {
                 throw TraceError(line: number, "an \"in\" line needs \"text\" (or \"hex\")")
             }
-            return .input(.text(client: try client(), bytes: bytes), at: t, random: random)
-        case "binary": return .input(.binary(client: try client()), at: t, random: random)
-        case "disconnect": return .input(.disconnect(client: try client()), at: t, random: random)
-        case "timer": return .input(.timer(try timerKey()), at: t, random: random)
+            return .input(.frame(ClientID(try client()), text: bytes), at: t, random: random)
+        case "binary": return .input(.binaryFrame(ClientID(try client())), at: t, random: random)
+        case "disconnect": return .input(.left(ClientID(try client())), at: t, random: random)
+        case "timer": return .input(.timerFired(try timerKey()), at: t, random: random)
         case "sweep": return .input(.sweep, at: t, random: random)
         case "out": return .output(.send(ClientID(try client()), Array(try string("text").utf8)), at: t)
         case "close": return .output(.close(ClientID(try client()), code: Int(try int("code")), reason: try string("reason")), at: t)
         case "schedule": return .output(.schedule(try timerKey(), afterMs: Int(try int("ms"))), at: t)
         case "cancel": return .output(.cancel(try timerKey()), at: t)
         case "stack": return .stack(session: try string("session"), stack: v["stack"]?.stringValue, at: t)
-        case "host-abandon": return .input(.hostAbandon(session: try string("session")), at: t, random: random)
-        case "host-event":
-            guard let fields = v["fields"]?.objectValue else { throw TraceError(line: number, "a \"host-event\" line needs an object \"fields\"") }
-            return .input(.hostEvent(session: try string("session"), name: try string("name"), fields: fields), at: t, random: random)
-        case "host": return .hostCall(try string("call"), at: t)
-        case "hostout": return .hostFrame(client: try client(), text: try string("text"), at: t)
+        case "host-result": return .input(.host(try HostLines.result(HostLines.Reader(v: v, line: number, kind: kind))), at: t, random: random)
+        case "open": return .input(.openBrowserSession(url: try string("url")), at: t, random: random)
+        case "host" where v["call"] != nil, "host-abandon", "host-event", "hostout":
+            throw TraceError(line: number, "a browser line of an older bridged (\"\(kind)\"): its host lines were text and cannot be replayed; record the session again")
+        case "host": return .output(.host(try HostLines.work(HostLines.Reader(v: v, line: number, kind: kind))), at: t)
         case "snapshot": return .snapshot(session: try string("session"), placeholder: try string("placeholder"), ref: try string("ref"), at: t)
         default: throw TraceError(line: number, "unknown kind \"\(kind)\"")
         }

@@ -19,10 +19,10 @@ public struct TapeRandom<Base: RandomNumberGenerator>: RandomNumberGenerator {
 
 /// One input as the recorder keeps it until its effects are drained.
 public struct RecordedInput: Equatable, Sendable {
-    public var input: TraceInput
+    public var input: BridgeInput
     public var at: Int64
     public var random: [UInt64]
-    public init(_ input: TraceInput, at: Int64, random: [UInt64]) {
+    public init(_ input: BridgeInput, at: Int64, random: [UInt64]) {
         self.input = input
         self.at = at
         self.random = random
@@ -43,7 +43,7 @@ public struct TraceRecorder {
     public init() {}
 
     /// The events for one input: the input, its effects, then the observations.
-    public mutating func events<RNG>(for input: TraceInput, at t: Int64, random: [UInt64], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [TraceEvent] {
+    public mutating func events<RNG>(for input: BridgeInput, at t: Int64, random: [UInt64], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [TraceEvent] {
         events(for: [RecordedInput(input, at: t, random: random)], effects: effects, bridge: bridge)
     }
 
@@ -54,9 +54,7 @@ public struct TraceRecorder {
         let observed = observe(bridge, at: t)
         if inputs.count == 1, case .sweep = inputs[0].input, effects.isEmpty, observed.isEmpty, inputs[0].random.isEmpty { return [] }
         var out: [TraceEvent] = inputs.map { .input($0.input, at: $0.at, random: $0.random) }
-        for e in effects {
-            if case .host(let call) = e { out.append(.hostCall("\(call)", at: t)) } else { out.append(.output(e, at: t)) }
-        }
+        for e in effects { out.append(.output(e, at: t)) }
         out += observed
         return out
     }
@@ -76,7 +74,7 @@ public struct TraceRecorder {
     }
 
     /// The lines for one input (see `events`).
-    public mutating func lines<RNG>(for input: TraceInput, at t: Int64, random: [UInt64], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [String] {
+    public mutating func lines<RNG>(for input: BridgeInput, at t: Int64, random: [UInt64], effects: [BridgeEffect], bridge: Bridge<RNG>) -> [String] {
         events(for: input, at: t, random: random, effects: effects, bridge: bridge).map(\.line)
     }
 

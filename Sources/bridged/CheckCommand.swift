@@ -45,6 +45,9 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The Chromium binary (default: chromium on PATH).", valueName: "path"))
     var chromium: String?
 
+    @Flag(help: "The check's Chromium also listens for DevTools on a loopback port (see `serve --devtools`); its url is printed on stderr as `devtools ws://…` before the check runs.")
+    var devtools: Bool = false
+
     @Option(name: .customLong("timeout-s"), help: "How long a page may take to load or settle before the check gives up (1...600).")
     var timeoutS: Int = 30
 
@@ -86,7 +89,7 @@ struct CheckCommand: ParsableCommand {
         let recordDir = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         let daemon: DaemonChild
         do {
-            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium)
+            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools)
         } catch {
             throw fail("cannot start the daemon: \(error)")
         }
@@ -147,7 +150,7 @@ final class DaemonChild {
 
     private init(stderrPath: String) { self.stderrPath = stderrPath }
 
-    static func start(record: String?, chromium: String?) throws -> DaemonChild {
+    static func start(record: String?, chromium: String?, devtools: Bool = false) throws -> DaemonChild {
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
         FileManager.default.createFile(atPath: errPath, contents: nil)
         let d = DaemonChild(stderrPath: errPath)
@@ -155,25 +158,34 @@ final class DaemonChild {
         var args = ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"]
         if let record { args += ["--record", record] }
         if let chromium { args += ["--chromium", chromium] }
+        if devtools { args.append("--devtools") }
         d.process.arguments = args
         let out = Pipe()
         d.process.standardOutput = out
         d.process.standardError = FileHandle(forWritingAtPath: errPath)
         try d.process.run()
-        // The first line: `listening on http://127.0.0.1:PORT`.
-        var line = [UInt8]()
         let fh = out.fileHandleForReading
-        while true {
-            let b = fh.readData(ofLength: 1)
-            if b.isEmpty { throw ClientErrorCLI("the daemon exited before listening" + d.stderrTail()) }
-            if b[0] == 10 { break }
-            line.append(b[0])
+        func readLine(_ what: String) throws -> String {
+            var line = [UInt8]()
+            while true {
+                let b = fh.readData(ofLength: 1)
+                if b.isEmpty { d.process.waitUntilExit(); throw ClientErrorCLI("the daemon exited before \(what)" + d.stderrTail()) }
+                if b[0] == 10 { break }
+                line.append(b[0])
+            }
+            return String(decoding: line, as: UTF8.self)
         }
-        let text = String(decoding: line, as: UTF8.self)
+        // The first line: `listening on http://127.0.0.1:PORT`.
+        let text = try readLine("listening")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
             throw ClientErrorCLI("unexpected first line from the daemon: \(text)")
         }
         d.port = port
+        if devtools {
+            // The next one: `devtools ws://127.0.0.1:PORT/devtools/browser/ID`.
+            let line = try readLine("its Chromium listened for DevTools")
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        }
         return d
     }
 

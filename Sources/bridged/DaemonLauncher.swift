@@ -37,14 +37,48 @@ extension DaemonOptions {
         return (daemon, configuration, logger)
     }
 
+    /// Calls `ready` (on the service thread) when the daemon may say it is listening: at once;
+    /// with `--devtools`, once Chromium, started now, listens for DevTools too, with its url
+    /// (so that `GET /api/devtools` answers as soon as `listening on …` is printed). When
+    /// Chromium cannot start, `ready` is not called, the daemon stops and `run` fails (exit
+    /// status 1). Call from `onStart`.
+    func whenReady(_ daemon: Daemon, failure: DevToolsFailure, _ ready: @escaping (_ devtools: String?) -> Void) {
+        guard devtools else { return ready(nil) }
+        let box = ServiceThreadOnly(ready)
+        daemon.startDevTools { [remote = daemon.remote] result in
+            switch result {
+            case .success(let url):
+                box.value(url)
+            case .failure(let error):
+                failure.message = "--devtools: \(error)"
+                remote.stop()
+            }
+        }
+    }
+
     /// Runs `daemon` until a signal ends it: SIGINT stops at once; SIGTERM drains first
     /// (`--drain-ms`; a second SIGTERM stops at once).
-    func run(_ daemon: Daemon, logger: Logger) throws {
+    func run(_ daemon: Daemon, logger: Logger, devtoolsFailure: DevToolsFailure? = nil) throws {
         let interrupt = SignalHandlers(signals: [SIGINT]) { [remote = daemon.remote] in remote.stop() }
         let terminate = SignalHandlers(signals: [SIGTERM]) { [remote = daemon.remote, ms = drainMs] in remote.drain(milliseconds: ms) }
         try withExtendedLifetime((interrupt, terminate)) {
             try daemon.run()
         }
+        if let message = devtoolsFailure?.message {
+            Stderr.writeLine("bridged: \(message)")
+            throw ExitCode(1)
+        }
         logger.info("bye")
     }
+}
+
+/// A value made on the service thread and used only there, carried through a `@Sendable` hop.
+struct ServiceThreadOnly<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
+/// Why `--devtools` stopped the daemon, set on the service thread and read after it ends.
+final class DevToolsFailure: @unchecked Sendable {
+    var message: String?
 }

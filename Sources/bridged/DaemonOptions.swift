@@ -109,6 +109,9 @@ struct DaemonOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The phone screen browser sessions' tabs emulate, in CSS pixels (mobile).", valueName: "WxH"))
     var viewport: String = "390x844"
 
+    @Flag(help: "Chromium starts with the daemon and also listens for DevTools on a loopback port of its own (Playwright's connect_over_cdp, Puppeteer's connect): GET /api/devtools names it, and so does the line `devtools ws://…` on stdout. Any local process can then drive every tab: see docs/SECURITY.md.")
+    var devtools: Bool = false
+
     @Option(name: .customLong("max-snapshot-bytes"), help: "Most bytes of placeholder snapshots (JPEG) kept per browser session; the oldest go first.")
     var maxSnapshotBytes: Int = 8 << 20
 
@@ -233,7 +236,8 @@ extension DaemonOptions {
             daemon.browser.options.viewportWidth = size.width
             daemon.browser.options.viewportHeight = size.height
         }
-        daemon.browser.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.bridge.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.browser.options.devtools = devtools
         daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon

@@ -11,7 +11,8 @@ struct OpenCommand: ParsableCommand {
         discussion: """
             Takes every option of `serve`. The first line on stdout is `listening on URL`; the next \
             ones name the dashboard, where the session's stack shows. Needs Chromium (Debian \
-            package 'chromium', or --chromium PATH).
+            package 'chromium', or --chromium PATH). With --devtools, a line `devtools ws://…` \
+            follows the dashboard's (docs/PLAYWRIGHT.md).
             """)
 
     @Argument(help: "The page to open, e.g. http://127.0.0.1:8787/app/astro.html.")
@@ -28,13 +29,17 @@ struct OpenCommand: ParsableCommand {
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         let url = self.url
-        daemon.onStart = { [unowned daemon] port in
-            let origin = config.transport.displayURL(port: port)
-            Stdout.writeLine("listening on \(origin)")
-            Stdout.writeLine("dashboard \(origin)/")
-            Stdout.writeLine("opening \(url) in a browser session")
-            daemon.openBrowserSession(url: url)
+        let failure = DevToolsFailure()
+        daemon.onStart = { [unowned daemon, options] port in
+            options.whenReady(daemon, failure: failure) { devtools in
+                let origin = config.transport.displayURL(port: port)
+                Stdout.writeLine("listening on \(origin)")
+                Stdout.writeLine("dashboard \(origin)/")
+                if let devtools { Stdout.writeLine("devtools \(devtools)") }
+                Stdout.writeLine("opening \(url) in a browser session")
+                daemon.openBrowserSession(url: url)
+            }
         }
-        try options.run(daemon, logger: logger)
+        try options.run(daemon, logger: logger, devtoolsFailure: failure)
     }
 }

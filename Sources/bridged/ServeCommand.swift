@@ -7,7 +7,7 @@ struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the daemon: WebSocket endpoint, /bridge.js, the dashboard and the static app.",
-        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen).")
+        discussion: "The first line on stdout is `listening on URL` once connections are accepted (with --port 0 it names the port chosen). With --devtools, it comes once Chromium listens for DevTools too, and the next line is `devtools ws://127.0.0.1:PORT/devtools/browser/ID`.")
 
     @OptionGroup var options: DaemonOptions
 
@@ -17,10 +17,14 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
+        let failure = DevToolsFailure()
         // Called on the service thread once the listener accepts connections.
-        daemon.onStart = { port in
-            Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
+        daemon.onStart = { [unowned daemon, options] port in
+            options.whenReady(daemon, failure: failure) { devtools in
+                Stdout.writeLine("listening on \(config.transport.displayURL(port: port))")
+                if let devtools { Stdout.writeLine("devtools \(devtools)") }
+            }
         }
-        try options.run(daemon, logger: logger)
+        try options.run(daemon, logger: logger, devtoolsFailure: failure)
     }
 }

@@ -9,7 +9,7 @@ struct BridgeHarness {
     var closed: [ClientID: Int] = [:]
     var timers: [TimerKey: Int64] = [:]
     /// Work handed to the host's browser (browser sessions), in order.
-    var hostCalls: [HostCall] = []
+    var hostCalls: [HostWork] = []
     var nextID: Int64 = 1
 
     /// A Bridge with `router` (a routing configuration, `--config`) or without.
@@ -21,7 +21,7 @@ struct BridgeHarness {
     mutating func connect(loopback: Bool = true, origin: String? = nil) -> ClientID {
         let c = ClientID(nextClient)
         nextClient += 1
-        bridge.connected(c, isLoopback: loopback, origin: origin, at: now)
+        bridge.apply(.connected(c, isLoopback: loopback, origin: origin), at: now)
         inbox[c] = []
         return c
     }
@@ -31,18 +31,24 @@ struct BridgeHarness {
         // Fire due timers in deadline order.
         while let (key, due) = timers.min(by: { $0.value < $1.value }), due <= now {
             timers[key] = nil
-            bridge.timerFired(key, at: due)
+            bridge.apply(.timerFired(key), at: due)
             collect()
         }
     }
 
     mutating func raw(_ c: ClientID, _ text: String) {
-        bridge.received(c, text: Array(text.utf8), at: now)
+        bridge.apply(.frame(c, text: Array(text.utf8)), at: now)
         collect()
     }
 
     mutating func disconnect(_ c: ClientID) {
-        bridge.disconnected(c, at: now)
+        bridge.apply(.left(c), at: now)
+        collect()
+    }
+
+    /// What the host's browser did.
+    mutating func host(_ result: HostResult) {
+        bridge.apply(.host(result), at: now)
         collect()
     }
 

@@ -1,101 +1,323 @@
 import Testing
 @testable import BridgeProtocol
 
-/// Browser sessions at the pure level: what the Bridge hands its host (`HostCall`) names web views
-/// and placeholders by `ItemID`; the wire text ("W2") is parsed only from the frames that arrive.
+/// Browser sessions at the pure level: the Bridge asks its host for typed work (`HostWork`) and
+/// hears back typed results (`HostResult`); the snapshot rule and the waiting connections are
+/// state of the Bridge, checked with whole-`Bridge` equality.
 @Suite struct BridgeHostTests {
-    /// A browser session created by a controller that handles `webview.open` (as the daemon's
-    /// browser does); returns the controller, the session and W1's token.
-    static func browserSession(_ h: inout BridgeHarness) -> (ClientID, String, String) {
-        let ctl = h.controller(handles: ["webview.open"])
+    /// A browser session whose root tab opened; returns the creating controller, the session
+    /// and W1's token.
+    static func browserSession(_ h: inout BridgeHarness, url: String = "http://h/a/") -> (ClientID, String, String) {
+        let ctl = h.controller()
+        _ = h.take(ctl)
         let id = h.nextID
-        // The reply waits for the browser: the host sends it.
-        #expect(h.request(ctl, "session.create", ["url": "http://h/a/", "browser": true]) == .null)
-        guard case .createBrowserSession(let client, let requestID, let sid, let webview, let url, let token, let reply)? = h.hostCalls.last else {
-            Issue.record("no createBrowserSession in \(h.hostCalls)")
+        // The reply waits for the browser's tab.
+        #expect(h.request(ctl, "session.create", ["url": .string(url), "browser": true]) == .null)
+        guard case .openTab(let sid, let webview, let tabURL, let token, let post, let root)? = h.hostCalls.last else {
+            Issue.record("no openTab in \(h.hostCalls)")
             return (ctl, "", "")
         }
-        #expect(client == ctl && requestID == id)
-        #expect(webview == .webview(1))
-        #expect(url == "http://h/a/")
-        let frame = try? JSONParser.parse(reply)
-        #expect(frame?["id"] == .int(id))
-        #expect(frame?["result"]?["session"] == .string(sid))
-        #expect(frame?["result"]?["webview"] == "W1")
-        #expect(frame?["result"]?["token"] == .string(token))
-        #expect(h.bridge.isBrowserSession(sid))
+        #expect(webview == .webview(1) && tabURL == url && post == nil && root)
+        #expect(h.bridge.isHeld(ctl))
+        #expect(h.inbox[ctl]!.isEmpty, "nothing for the creator before its reply")
+        h.host(.tabOpened(session: sid, webview: .webview(1)))
+        let frames = h.take(ctl)
+        #expect(frames.first?["id"] == .int(id))
+        #expect(frames.first?["result"]?["session"] == .string(sid))
+        #expect(frames.first?["result"]?["browser"] == true)
+        #expect(frames.first?["result"]?["token"] == .string(token))
+        #expect(frames.dropFirst().contains { $0["event"] == "session.created" }, "the events it caused come after it")
+        #expect(h.bridge.isBrowserSession(sid) && !h.bridge.isHeld(ctl))
         return (ctl, sid, token)
     }
 
-    @Test func claimsOfASecondTabCarryItsItemID() {
-        var h = BridgeHarness()
-        let (ctl, sid, token) = Self.browserSession(&h)
-        let p1 = h.claimed(sid, "W1", token, url: "http://h/a/")
-        #expect(h.hostCalls.last == .pageClaimed(client: p1.client, session: sid, webview: .webview(1)))
-        let w2 = h.push(ctl, sid, "http://h/b")
-        #expect(w2["webview"] == "W2")
-        let p2 = h.claimed(sid, "W2", w2["token"]?.stringValue ?? "", url: "http://h/b")
-        #expect(h.hostCalls.last == .pageClaimed(client: p2.client, session: sid, webview: .webview(2)))
-
-        #expect(h.bridge.pageClient(session: sid, webview: .webview(1)) == p1.client)
-        #expect(h.bridge.pageClient(session: sid, webview: .webview(2)) == p2.client)
-        #expect(h.bridge.pageClient(session: sid, webview: .webview(3)) == nil)
-        #expect(h.bridge.pageClient(session: sid, webview: .placeholder(2)) == nil)
-        #expect(h.bridge.pageClient(session: "s-none", webview: .webview(1)) == nil)
-        h.disconnect(p2.client)
-        #expect(h.bridge.pageClient(session: sid, webview: .webview(2)) == nil)
+    /// A browser session and the page of its W1.
+    static func withPage(_ h: inout BridgeHarness) -> (ClientID, String, PageHandle) {
+        let (ctl, sid, token) = browserSession(&h)
+        let page = h.claimed(sid, "W1", token, url: "http://h/a/")
+        _ = h.take(ctl)
+        _ = h.take(page.client)
+        return (ctl, sid, page)
     }
 
-    @Test func requestsForTheBrowserNameTheirTargetByItemID() {
+    @Test func theRootTabFailingAbandonsTheSession() {
         var h = BridgeHarness()
-        let (ctl, sid, token) = Self.browserSession(&h)
-        _ = h.claimed(sid, "W1", token, url: "http://h/a/")
-        let w2 = h.push(ctl, sid, "http://h/b")
-        let p2 = h.claimed(sid, "W2", w2["token"]?.stringValue ?? "", url: "http://h/b")
-        // The PWA in W2 navigates: a placeholder P1 goes under it.
-        #expect(h.request(p2.client, "pwa-navigate", ["url": "http://h/b/1"])["result"] != nil)
-        #expect(h.stackIDs(sid) == "W1 P1 W2")
+        let ctl = h.controller()
+        _ = h.take(ctl)
+        let id = h.nextID
+        h.request(ctl, "session.create", ["url": "http://h/a/", "browser": true])
+        guard case .openTab(let sid, _, _, _, _, _)? = h.hostCalls.last else { Issue.record("no openTab"); return }
+        h.host(.tabFailed(session: sid, webview: .webview(1), url: "http://h/a/", reason: "net::ERR_NAME_NOT_RESOLVED"))
+        let frames = h.take(ctl)
+        #expect(frames.first?["id"] == .int(id))
+        #expect(frames.first?["error"]?["code"] == "browser-error")
+        #expect(frames.first?["error"]?["message"] == "net::ERR_NAME_NOT_RESOLVED")
+        #expect(frames.contains { $0["event"] == "session.closed" })
+        #expect(h.bridge.engine(of: sid) == nil)
+        #expect(h.hostCalls.last == .closeSession(session: sid))
+    }
 
-        func hostRequest(_ method: String, _ params: JSONObject) -> (id: Int64, call: HostCall?) {
-            let id = h.nextID
-            let before = h.hostCalls.count
+    /// The snapshot rule: a `pwa-navigate` of a browser session is answered after its snapshot;
+    /// the connection's later frames wait; replies keep request order.
+    @Test func pwaNavigateIsAnsweredAfterItsSnapshot() throws {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.withPage(&h)
+        #expect(h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"]) == .null)
+        #expect(h.hostCalls.contains(.takeSnapshot(session: sid, webview: .webview(1), placeholder: .placeholder(1))))
+        #expect(h.stackIDs(sid) == "P1 W1", "the stack changed at once")
+        #expect(h.events(ctl, "stack.changed").count == 1, "controllers hear of it at once")
+
+        // A later frame of the page waits: the Bridge keeps it, and nothing else changes.
+        let before = h.bridge
+        h.raw(page.client, #"{"id":50,"method":"ping","params":{}}"#)
+        var expected = before
+        expected.held[page.client]!.inbound.append(Array(#"{"id":50,"method":"ping","params":{}}"#.utf8))
+        #expect(h.bridge == expected)
+        #expect(h.inbox[page.client]!.isEmpty)
+
+        // Results that answer nothing change nothing.
+        let waiting = h.bridge
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(7), image: [1]))
+        h.host(.snapshotTaken(session: "s-none", placeholder: .placeholder(1), image: [1]))
+        h.host(.answered(HostRequest(client: page.client, id: 50), .done))
+        #expect(h.bridge == waiting)
+
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0x01, 0xFF, 0xD9]
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: jpeg))
+        let frames = h.take(page.client)
+        #expect(frames.map { $0["id"] } == [.int(h.nextID - 1), 50], "the pwa-navigate reply, then the ping's")
+        #expect(frames.first?["result"]?["placeholder"] == "P1")
+        #expect(!h.bridge.isHeld(page.client))
+        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == jpeg)
+        let snap = h.request(ctl, "placeholder.snapshot", ["session": .string(sid), "placeholder": "P1"])
+        #expect(snap["result"]?["mimeType"] == "image/jpeg")
+        #expect(snap["result"]?["data"] == .string(Base64.encode(jpeg)))
+    }
+
+    /// The same as an event (no reply): the page's later frames still wait for the snapshot.
+    @Test func pwaNavigateEventWaitsForItsSnapshotToo() {
+        var h = BridgeHarness()
+        let (_, sid, page) = Self.withPage(&h)
+        h.event(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        #expect(h.hostCalls.contains(.takeSnapshot(session: sid, webview: .webview(1), placeholder: .placeholder(1))))
+        h.raw(page.client, #"{"id":51,"method":"ping","params":{}}"#)
+        #expect(h.inbox[page.client]!.isEmpty)
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: nil))
+        #expect(h.take(page.client).map { $0["id"] } == [51])
+        // No image: the placeholder has no snapshot, and says so.
+        let r = h.request(h.controller(), "placeholder.snapshot", ["session": .string(sid), "placeholder": "P1"])
+        #expect(r["error"]?["code"] == "browser-error")
+    }
+
+    /// A controller asking for a snapshot being taken gets it once it is.
+    @Test func placeholderSnapshotWaitsForASnapshotBeingTaken() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.withPage(&h)
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        let id = h.nextID
+        #expect(h.request(ctl, "placeholder.snapshot", ["session": .string(sid), "placeholder": "P1"]) == .null)
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [7, 7]))
+        #expect(h.take(ctl).first { $0["id"] == .int(id) }?["result"]?["data"] == .string(Base64.encode([7, 7])))
+    }
+
+    /// A request the browser answers: the controller's next request waits, replies in order.
+    @Test func browserRequestsKeepRequestOrder() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        let id = h.nextID
+        h.request(ctl, "webview.evaluate", ["session": .string(sid), "webview": "W1", "expression": "1 + 1"])
+        #expect(h.hostCalls.last == .evaluate(HostRequest(client: ctl, id: id), session: sid, webview: .webview(1), expression: "1 + 1"))
+        h.request(ctl, "session.get", ["session": .string(sid)])
+        #expect(h.inbox[ctl]!.isEmpty)
+        h.host(.answered(HostRequest(client: ctl, id: id), .value(["n": 2])))
+        let frames = h.take(ctl)
+        #expect(frames.map { $0["id"] } == [.int(id), .int(id + 1)])
+        #expect(frames.first?["result"] == ["value": ["n": 2]])
+        #expect(frames.last?["result"]?["handlers"]?["webview.open"] == "browser")
+
+        // Each kind of answer, as the wire has it.
+        let cases: [(String, JSONObject, HostAnswer, JSONValue)] = [
+            ("webview.click", ["webview": "W1", "selector": "#a"], .done, ["result": [:]]),
+            ("webview.type", ["webview": "W1", "selector": "#a", "text": "x"], .done, ["result": [:]]),
+            ("session.screenshot", [:], .image([1, 2, 3]), ["result": ["mimeType": "image/jpeg", "data": "AQID"]]),
+            ("webview.evaluate", ["webview": "W1", "expression": "x"], .failed("ReferenceError: x"),
+             ["error": ["code": "browser-error", "message": "ReferenceError: x"]]),
+        ]
+        for (method, params, answer, expected) in cases {
             var p = params
             p["session"] = .string(sid)
-            #expect(h.request(ctl, method, .object(p)) == .null, "\(method): the browser replies, not the Bridge")
-            return (id, h.hostCalls.count == before + 1 ? h.hostCalls.last : nil)
+            let rid = h.nextID
+            h.request(ctl, method, .object(p))
+            #expect(h.hostCalls.last?.request == HostRequest(client: ctl, id: rid), "\(method)")
+            h.host(.answered(HostRequest(client: ctl, id: rid), answer))
+            var reply = expected.objectValue!
+            reply["id"] = .int(rid)
+            #expect(h.take(ctl) == [.object(reply)], "\(method)")
         }
-        let cases: [(String, JSONObject, ItemID)] = [
-            ("webview.evaluate", ["webview": "W1", "expression": "1 + 1"], .webview(1)),
-            ("webview.click", ["webview": "W2", "selector": "#go"], .webview(2)),
-            ("webview.type", ["webview": "W2", "selector": "#q", "text": "x"], .webview(2)),
-            ("session.screenshot", [:], .webview(2)),
-            ("placeholder.snapshot", ["placeholder": "P1"], .placeholder(1)),
-        ]
-        for (method, params, target) in cases {
-            let (id, call) = hostRequest(method, params)
-            guard case .request(let client, let requestID, let m, let session, let t, _)? = call else {
-                Issue.record("\(method): no host request in \(h.hostCalls)")
-                continue
-            }
-            #expect(client == ctl && requestID == id && m == method && session == sid)
-            #expect(t == target, "\(method)")
-        }
+    }
 
-        // Text that names no item of the stack is refused where it arrives; the host hears nothing.
-        let before = h.hostCalls
+    @Test func refusedRequestsChangeNothing() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.withPage(&h)
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [1]))
+        _ = h.take(ctl)
         let refused: [(String, JSONObject, String)] = [
             ("webview.evaluate", ["webview": "W9", "expression": "1"], "unknown-webview"),
             ("webview.evaluate", ["webview": "w1", "expression": "1"], "unknown-webview"),
             ("webview.click", ["webview": "P1", "selector": "#go"], "unknown-webview"),
+            ("webview.click", ["webview": "W1"], "invalid-params"),
             ("placeholder.snapshot", ["placeholder": "W1"], "invalid-params"),
             ("placeholder.snapshot", ["placeholder": "P01"], "invalid-params"),
         ]
         for (method, params, code) in refused {
+            let before = h.bridge
             var p = params
             p["session"] = .string(sid)
             let r = h.request(ctl, method, .object(p))
             #expect(r["error"]?["code"] == .string(code), "\(method) \(params): \(r)")
+            #expect(h.bridge == before, "\(method) \(params)")
         }
-        #expect(h.hostCalls == before)
+        // A plain session has no browser.
+        let plain = h.request(ctl, "session.create", ["url": "http://h/"])["result"]?["session"]?.stringValue ?? ""
+        let r = h.request(ctl, "webview.evaluate", ["session": .string(plain), "webview": "W1", "expression": "1"])
+        #expect(r["error"]?["code"] == "invalid-params")
+    }
+
+    /// A navigation the browser stopped is the page's `navigate`: a new web view, a new tab.
+    @Test func aStoppedNavigationBecomesAPush() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        h.host(.navigationStopped(NavigationStop(session: sid, webview: .webview(1), url: "http://h/b")))
+        #expect(h.stackIDs(sid) == "W1 W2")
+        guard case .openTab(sid, .webview(2), "http://h/b", let token, nil, false)? = h.hostCalls.last else {
+            Issue.record("no tab for W2: \(h.hostCalls)")
+            return
+        }
+        #expect(h.events(ctl, "webview.open").first?["params"]?["token"] == .string(token))
+        _ = h.claimed(sid, "W2", token, url: "http://h/b")
+
+        // A POST: its tab replays it.
+        let post = NavigationStop(session: sid, webview: .webview(2), url: "http://h/form", method: "POST", body: Array("q=1".utf8),
+                                  headers: [.init("Content-Type", "application/x-www-form-urlencoded")])
+        h.host(.navigationStopped(post))
+        #expect(h.stackIDs(sid) == "W1 W2 W3")
+        guard case .openTab(sid, .webview(3), "http://h/form", _, post?, false)? = h.hostCalls.last else {
+            Issue.record("no POST tab for W3: \(h.hostCalls)")
+            return
+        }
+        #expect(post == NavigationStop(session: sid, webview: .webview(2), url: "http://h/form", method: "POST", body: Array("q=1".utf8),
+                                       headers: [.init("Content-Type", "application/x-www-form-urlencoded")]))
+        // A session or web view that is not there: nothing changes.
+        let before = h.bridge
+        h.host(.navigationStopped(NavigationStop(session: "s-none", webview: .webview(1), url: "http://h/c")))
+        h.host(.navigationStopped(NavigationStop(session: sid, webview: .webview(9), url: "http://h/c")))
+        #expect(h.bridge == before)
+    }
+
+    /// A navigation stopped before the web view's page connected waits for the page.
+    @Test func aNavigationBeforeThePageConnectsWaitsForIt() {
+        var h = BridgeHarness()
+        let (_, sid, token) = Self.browserSession(&h)
+        h.host(.navigationStopped(NavigationStop(session: sid, webview: .webview(1), url: "http://h/b")))
+        #expect(h.stackIDs(sid) == "W1")
+        _ = h.claimed(sid, "W1", token, url: "http://h/a/")
+        #expect(h.stackIDs(sid) == "W1 W2")
+    }
+
+    /// A tab that cannot open: `webview.failed`, the web view shown as failed, popped by a back.
+    @Test func aFailedTabIsAnEventAndABackPopsIt() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        h.push(ctl, sid, "http://127.0.0.1:9/down")
+        h.host(.tabFailed(session: sid, webview: .webview(2), url: "http://127.0.0.1:9/down", reason: "net::ERR_CONNECTION_REFUSED"))
+        let failed = h.events(ctl, "webview.failed")
+        #expect(failed.map { $0["params"] } == [["session": .string(sid), "webview": "W2", "url": "http://127.0.0.1:9/down",
+                                                  "reason": "net::ERR_CONNECTION_REFUSED"]])
+        #expect(h.sessionGet(sid)["result"]?["failed"] == [["webview": "W2", "url": "http://127.0.0.1:9/down", "reason": "net::ERR_CONNECTION_REFUSED"]])
+        let shot = h.request(ctl, "session.screenshot", ["session": .string(sid)])
+        #expect(shot["error"]?["message"]?.stringValue?.contains("ERR_CONNECTION_REFUSED") == true)
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["removed"] == ["W2"])
+        #expect(h.hostCalls.last == .closeTab(session: sid, webview: .webview(2)))
+        #expect(h.sessionGet(sid)["result"]?["failed"] == [])
+    }
+
+    @Test func historyTraversalIsABack() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        let w2 = h.push(ctl, sid, "http://h/b")
+        let p2 = h.claimed(sid, "W2", w2["token"]?.stringValue ?? "", url: "http://h/b")
+        h.host(.historyTraversed(session: sid, webview: .webview(2)))
+        #expect(h.stackIDs(sid) == "W1")
+        #expect(h.closed[p2.client] != nil)
+        // Its page gone first: the host goes back for it when it is the top.
+        let w3 = h.push(ctl, sid, "http://h/c")
+        let p3 = h.claimed(sid, "W3", w3["token"]?.stringValue ?? "", url: "http://h/c")
+        h.disconnect(p3.client)
+        h.host(.historyTraversed(session: sid, webview: .webview(3)))
+        #expect(h.stackIDs(sid) == "W1")
+        h.host(.historyTraversed(session: sid, webview: .webview(1)))
+        #expect(h.stackIDs(sid) == "W1", "the root stays")
+    }
+
+    @Test func aBrowserCrashIsAnEvent() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        h.host(.browserCrashed(sessions: [sid, "s-gone"]))
+        #expect(h.events(ctl, "browser.crashed").map { $0["params"] } == [["session": .string(sid)]])
+    }
+
+    /// Web views and their overlays follow the stack; a closed session closes its context.
+    @Test func tabsAndOverlaysFollowTheStack() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.withPage(&h)
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [5]))
+        #expect(h.hostCalls.last == .showOverlay(session: sid, webview: .webview(1), image: nil))
+        h.request(page.client, "pwa-rendered")
+        #expect(h.hostCalls.last == .removeOverlay(session: sid, webview: .webview(1)))
+        // A back discards P1: the overlay shows its image.
+        h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(h.hostCalls.contains(.showOverlay(session: sid, webview: .webview(1), image: [5])))
+        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == nil)
+        h.request(ctl, "session.close", ["session": .string(sid)])
+        #expect(h.hostCalls.last == .closeSession(session: sid))
+    }
+
+    /// The budget of snapshot bytes drops the oldest first, at its limit.
+    @Test func theSnapshotBudgetDropsTheOldest() {
+        var configuration = BridgeConfiguration()
+        configuration.snapshotBytesPerSession = 4
+        var h = BridgeHarness(configuration: configuration)
+        let (_, sid, page) = Self.withPage(&h)
+        for (i, bytes) in [[UInt8](repeating: 1, count: 2), [2, 2], [3]].enumerated() {
+            h.request(page.client, "pwa-navigate", ["url": .string("http://h/a/#/\(i)")])
+            h.host(.snapshotTaken(session: sid, placeholder: .placeholder(i + 1), image: bytes))
+        }
+        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == nil)
+        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(2)) == [2, 2])
+        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(3)) == [3])
+    }
+
+    /// A waiting connection that leaves takes its waiting frames with it.
+    @Test func aWaitingConnectionThatLeavesIsForgotten() {
+        var h = BridgeHarness()
+        let (_, sid, page) = Self.withPage(&h)
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        h.raw(page.client, #"{"id":9,"method":"ping","params":{}}"#)
+        h.disconnect(page.client)
+        #expect(!h.bridge.isHeld(page.client))
+        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [1]))
+        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == [1])
+    }
+
+    @Test func base64RoundTrips() {
+        for bytes: [UInt8] in [[], [0], [0, 1], [0, 1, 2], [255, 254, 253, 252], Array(0...255)] {
+            #expect(Base64.decode(Base64.encode(bytes)) == bytes)
+        }
+        #expect(Base64.encode(Array("Man".utf8)) == "TWFu")
+        #expect(Base64.encode(Array("Ma".utf8)) == "TWE=")
+        #expect(Base64.decode("!!") == nil)
     }
 }

@@ -5,6 +5,7 @@ import asyncio
 import base64
 import os
 import signal
+import socket
 import time
 
 import pytest
@@ -603,3 +604,80 @@ def test_a_crash_disconnects_pages_and_the_next_session_gets_a_new_chromium(daem
         await c.close()
 
     run(go())
+
+
+def test_a_page_that_cannot_load_is_a_failed_web_view(daemon_factory, site):
+    """A web view whose page cannot load (a refused port): `webview.failed`, shown as failed by
+    `session.get`, popped by a back (docs/PROTOCOL.md)."""
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        down = "http://127.0.0.1:9/down"
+        r = await c.request("navigation.navigateToUrl", {"session": s, "url": down})
+        assert r["webview"] == "W2"
+        failed = await c.next_event("webview.failed", TIMEOUT, where=lambda p: p["session"] == s)
+        assert failed["webview"] == "W2" and failed["url"] == down, failed
+        # (Chromium refuses port 9 itself: net::ERR_UNSAFE_PORT.)
+        assert failed["reason"].startswith("net::ERR_"), failed
+        got = await c.request("session.get", {"session": s})
+        assert got["failed"] == [{"webview": "W2", "url": down, "reason": failed["reason"]}]
+        reply = await c.call("session.screenshot", {"session": s})
+        assert reply["error"]["code"] == "browser-error" and failed["reason"] in reply["error"]["message"]
+        back = await c.request("navigation.back", {"session": s})
+        assert back["removed"] == ["W2"] and ids(back["stack"]) == "W1"
+        assert (await c.request("session.get", {"session": s}))["failed"] == []
+
+        # A port nothing listens on: refused.
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        refused = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+        sock.close()
+        await c.request("navigation.navigateToUrl", {"session": s, "url": refused})
+        failed = await c.next_event("webview.failed", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W3")
+        assert failed["url"] == refused and failed["reason"] == "net::ERR_CONNECTION_REFUSED", failed
+        await c.close()
+
+    run(go())
+
+
+def test_a_recorded_browser_session_replays_without_chromium(daemon_factory, site, tmp_path):
+    """`serve --record` of a browser session in which a page does `location.href = …`: one
+    controller hello (the test's), no page frame the page did not send, host lines as
+    structured JSON; `bridged replay` (no Chromium) finds it identical."""
+    import json
+    import subprocess
+    from conftest import bridged_bin
+
+    rec = tmp_path / "rec"
+    d = daemon_factory("--record", str(rec))
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/form")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await evaluate(c, s, "W1", f"location.href = '{site}/assigned'; 1")
+        await stack_is(c, s, "W1 W2")
+        await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W2")
+        await c.request("navigation.back", {"session": s})
+        await c.close()
+
+    run(go())
+    assert d.stop() == 0
+    files = list(rec.glob("*.jsonl"))
+    assert len(files) == 1, files
+    lines = [json.loads(l) for l in files[0].read_text().splitlines()]
+    frames = [json.loads(l["text"]) for l in lines[1:] if l["k"] == "in"]
+    hellos = [f for f in frames if f.get("method") == "hello" and f["params"]["role"] == "controller"]
+    assert len(hellos) == 1, hellos
+    assert not [f for f in frames if f.get("event") in ("navigate", "back")], "a page frame the page did not send"
+    work = [l["what"] for l in lines[1:] if l["k"] == "host"]
+    results = [l["what"] for l in lines[1:] if l["k"] == "host-result"]
+    for what in ("open-tab", "evaluate", "close-tab"):
+        assert what in work, (what, work)
+    for what in ("tab-opened", "answered", "navigation-stopped"):
+        assert what in results, (what, results)
+    p = subprocess.run([bridged_bin(), "replay", str(files[0])], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "identical" in p.stdout

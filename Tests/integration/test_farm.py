@@ -8,6 +8,7 @@ connection made straight to each daemon.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
 import json
 import os
@@ -22,6 +23,7 @@ import time
 
 import pytest
 
+import bridged
 from bridgeclient import Conn, controller, ids, page
 from conftest import REPO, bridged_bin, run_daemon_expect_exit, start_daemon
 
@@ -546,18 +548,12 @@ def sessions_cli(*args, env=None, timeout=30):
 
 def test_sessions_farm_lists_every_session_of_every_daemon(daemon_factory):
     daemons = {n: daemon_factory("--instance", n) for n in INSTANCES}
-
-    async def make():
-        made = {}
+    made = {}
+    with contextlib.ExitStack() as controllers:
         for n, d in daemons.items():
-            ctl = await controller(d.ws_url, subscribe=False)
-            made[n] = [(await ctl.request("session.create", {"url": APP}))["session"] for _ in range(3 + len(made))]
-            # the session stays (a session's subscriber keeps it alive; creating subscribes)
-            made[n + "-ctl"] = ctl
-        return made
-
-    async def scenario():
-        made = await make()
+            # The sessions stay while their creator is connected (creating subscribes).
+            ctl = controllers.enter_context(bridged.Controller(d.ws_url, subscribe=False))
+            made[n] = [ctl.call("session.create", url=APP)["session"] for _ in range(3 + len(made))]
         urls = ",".join(d.url for d in daemons.values())
         r = sessions_cli("--farm", urls)
         assert r.returncode == 0, r.stderr
@@ -577,27 +573,18 @@ def test_sessions_farm_lists_every_session_of_every_daemon(daemon_factory):
         assert sorted(s["session"] for s in doc["sessions"]) == sorted(expected)
         assert {s["session"]: instance_of(s["session"]) for s in doc["sessions"]} == \
             {sid: instance_of(sid) for sid in expected}
-        for n in INSTANCES:
-            await made[n + "-ctl"].close()
-
-    run(scenario())
 
 
 def test_sessions_farm_reports_unreachable_daemons_and_still_lists_the_others(daemon_factory):
     d = daemon_factory("--instance", "a")
     dead = free_port()
-
-    async def scenario():
-        ctl = await controller(d.ws_url, subscribe=False)
-        sid = (await ctl.request("session.create", {}))["session"]
+    with bridged.Controller(d.ws_url, subscribe=False) as ctl:
+        sid = ctl.call("session.create")["session"]
         r = sessions_cli("--farm", f"{d.url},http://127.0.0.1:{dead}")
         assert r.returncode == 1
         assert sid in r.stdout
         assert f"http://127.0.0.1:{dead}: cannot connect" in r.stderr and "is the daemon running" in r.stderr
         assert "1 session on 1 of 2 daemons" in r.stderr
-        await ctl.close()
-
-    run(scenario())
 
 
 def test_sessions_farm_token_and_bad_addresses(daemon_factory):

@@ -462,11 +462,11 @@ func bookkeepingBenchmark() {
         config.maxSessions = held + 2_000
         var bridge = Bridge(configuration: config, random: SeededRandom(seed: 1))
         let ctl = ClientID(1)
-        bridge.connected(ctl, isLoopback: true, at: 0)
+        bridge.apply(.connected(ctl, isLoopback: true), at: 0)
         var id = 0
         func send(_ text: String) -> [BridgeEffect] {
             id += 1
-            bridge.received(ctl, text: Array(text.utf8), at: 0)
+            bridge.apply(.frame(ctl, text: Array(text.utf8)), at: 0)
             return bridge.drainEffects()
         }
         _ = send(#"{"id":0,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)

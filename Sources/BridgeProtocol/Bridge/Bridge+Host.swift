@@ -1,26 +1,74 @@
-/// Browser sessions: the part of the protocol that a host (the daemon's browser) carries out.
+/// Browser sessions: the part of the protocol a host (the daemon's browser) carries out.
 ///
-/// The state machine stays pure: it marks a session created with `browser: true`, validates the
-/// methods only a browser can answer, and hands them to the host as `BridgeEffect.host`. The
-/// host replies on the requester's connection itself when the browser is done.
+/// The machine stays pure. A session created with `browser: true` has a `BrowserState`; what
+/// its browser must do leaves as `BridgeEffect.host(HostWork)` (a tab per web view, snapshots,
+/// overlays, the controller requests only a browser answers), and what the browser did comes
+/// back as `BridgeInput.host(HostResult)`. The browser handles the session's `webview.open`
+/// (every new web view is a tab) without being a client.
+///
+/// **Waiting connections.** A connection whose request the browser answers (`session.create
+/// {browser: true}`, `webview.evaluate`, …), and a page of a browser session whose `pwa-navigate`
+/// waits for its snapshot, is *held*: its later frames wait, in order, and so do the frames for
+/// it, so that its replies keep request order and each comes before the events its request
+/// caused. The snapshot rule: a browser session's `pwa-navigate` is answered after its snapshot
+/// (the PWA changes nothing until the reply, so the tab shows what the placeholder stands for).
 
-/// Work for the host of a `Bridge` that drives real web views.
-public enum HostCall: Equatable, Sendable {
-    /// `session.create {browser: true}`: open the session's browser context and its root tab on
-    /// `url` for `webview` (the session's first web view, W1) with `token`; then send `reply`
-    /// (the ready result frame) to `client`, or an error for request `id` and
-    /// `hostAbandon(session:)` when the browser cannot.
-    case createBrowserSession(client: ClientID, id: Int64, session: String, webview: ItemID, url: String, token: String, reply: [UInt8])
-    /// A page claimed `webview` of a browser session on connection `client`.
-    case pageClaimed(client: ClientID, session: String, webview: ItemID)
-    /// A controller's request only the browser answers (`webview.evaluate`, `webview.click`,
-    /// `webview.type`, `session.screenshot`, `placeholder.snapshot`), validated; `target` is the
-    /// web view or placeholder it names (for `session.screenshot`, the top item, which may be a
-    /// native screen).
-    case request(client: ClientID, id: Int64, method: String, session: String, target: ItemID, params: JSONObject)
+/// The browser side of one session.
+struct BrowserState: Equatable {
+    struct Snapshot: Equatable {
+        var placeholder: ItemID
+        var jpeg: [UInt8]
+    }
+    /// A snapshot being taken, and the work for its tab that waits for it (an overlay put up
+    /// before the picture would be in it).
+    struct PendingSnapshot: Equatable {
+        var placeholder: ItemID
+        var webview: ItemID
+        var deferred: [HostWork] = []
+    }
+    struct Failure: Equatable {
+        var webview: ItemID
+        var url: String
+        var reason: String
+    }
+    /// Snapshots the browser is taking.
+    var pendingSnapshots: [PendingSnapshot] = []
+    /// Snapshots of the placeholders on the stack, oldest first, within the byte budget.
+    var snapshots: [Snapshot] = []
+    /// The image of the placeholder a back discarded last (shown over the tab it uncovers).
+    var discarded: [UInt8]?
+    /// POSTs the browser stopped, by url, until the web view they became opens its tab.
+    var posts: [String: NavigationStop] = [:]
+    /// Navigations stopped in a tab before its page connected, by web view (the latest).
+    var waitingNavigations: [ItemID: NavigationStop] = [:]
+    /// Web views whose tab could not open or whose page could not load, oldest first.
+    var failed: [Failure] = []
+
+    func snapshot(of placeholder: ItemID) -> [UInt8]? {
+        snapshots.first { $0.placeholder == placeholder }?.jpeg
+    }
 }
 
-/// The controller methods a browser session's browser answers (Bridge+Host.swift).
+/// A connection waiting for the browser, with what waits with it.
+struct HeldConnection: Equatable {
+    enum Wait: Equatable {
+        /// `session.create {browser: true}`: `reply` goes once the root tab opened.
+        case sessionOpen(session: String, id: Int64, reply: [UInt8])
+        /// A page's `pwa-navigate`: its reply goes once the snapshot is taken.
+        case snapshot(session: String, placeholder: ItemID)
+        /// A controller's `placeholder.snapshot` of a snapshot being taken.
+        case snapshotRequest(session: String, placeholder: ItemID, id: Int64)
+        /// A request the browser answers (`HostAnswer`).
+        case answer(id: Int64)
+    }
+    var wait: Wait
+    /// Frames for the connection, held back (its reply goes first).
+    var outbound: [BridgeEffect] = []
+    /// Frames from the connection, not handled yet.
+    var inbound: [[UInt8]] = []
+}
+
+/// The controller methods a browser session's browser answers.
 enum HostMethod: String, CaseIterable {
     case evaluate = "webview.evaluate"
     case click = "webview.click"
@@ -31,116 +79,402 @@ enum HostMethod: String, CaseIterable {
 
 extension Bridge {
     /// Whether `session` was created with `browser: true`.
-    public func isBrowserSession(_ sid: String) -> Bool { browserSessions.contains(sid) }
+    public func isBrowserSession(_ sid: String) -> Bool { sessions[sid]?.browser != nil }
 
     /// The connection speaking for `webview` of `session`, if one does.
     public func pageClient(session sid: String, webview: ItemID) -> ClientID? {
         sessions[sid]?.pages[webview]
     }
 
-    /// The browser could not open a browser session: it is discarded (its subscribers get
-    /// `session.closed {reason: "closed"}`).
-    public mutating func hostAbandon(session sid: String, at now: Int64) {
-        browserSessions.remove(sid)
-        closeSession(sid, reason: "closed", now: now)
+    /// The snapshot of `placeholder` of a browser session, as a JPEG (for
+    /// `GET /api/sessions/S/placeholders/Pn.jpg`).
+    public func snapshot(session sid: String, placeholder: ItemID) -> [UInt8]? {
+        sessions[sid]?.browser?.snapshot(of: placeholder)
     }
 
-    /// Sends event `name` (with `session` and `fields`) to the session's subscribers.
-    public mutating func hostEvent(session sid: String, _ name: String, _ fields: JSONObject) {
-        withSession(sid) { b, s in
-            b.emit(&s, name) { w in
-                for (key, value) in fields {
-                    w.key(key); w.write(value)
-                }
+    /// Whether the machine waits for the browser on behalf of `client`.
+    public func isHeld(_ client: ClientID) -> Bool { held[client] != nil }
+
+    /// Web views of a browser session whose tab failed: (web view, url, reason).
+    public func failedWebViews(session sid: String) -> [(webview: ItemID, url: String, reason: String)] {
+        (sessions[sid]?.browser?.failed ?? []).map { ($0.webview, $0.url, $0.reason) }
+    }
+
+    // MARK: Holding connections
+
+    /// Moves the frames and closes for held connections queued since `mark` into their
+    /// connection's outbound queue.
+    mutating func divertHeld(from mark: Int) {
+        var i = mark
+        while i < effects.count {
+            let target: ClientID?
+            switch effects[i] {
+            case .send(let c, _), .close(let c, _, _): target = c
+            default: target = nil
+            }
+            if let target, held[target] != nil {
+                held[target]!.outbound.append(effects.remove(at: i))
+            } else {
+                i += 1
             }
         }
     }
 
-    /// The host's error reply for request `id` (`code` is usually `browser-error`).
-    public static func errorFrame(id: Int64, code: ErrorCode, message: String) -> [UInt8] {
-        var w = JSONWriter(capacity: 128)
-        w.beginObject()
-        w.key("id"); w.int(id)
-        w.key("error"); w.beginObject()
-        w.key("code"); w.string(code.rawValue)
-        w.key("message"); w.string(message)
-        w.endObject()
-        w.endObject()
-        return w.bytes
+    mutating func hold(_ client: ClientID, _ wait: HeldConnection.Wait) {
+        held[client] = HeldConnection(wait: wait)
     }
 
-    /// The host's success reply for request `id` with `result`.
-    public static func resultFrame(id: Int64, _ result: JSONValue) -> [UInt8] {
-        var w = JSONWriter(capacity: 128)
-        w.beginObject()
-        w.key("id"); w.int(id)
-        w.key("result"); w.write(result)
-        w.endObject()
-        return w.bytes
+    /// Ends `client`'s wait: `first` (its reply) goes, then what was held back for it, then the
+    /// frames it sent meanwhile are handled in order, until one of them waits again.
+    mutating func release(_ client: ClientID, first: [BridgeEffect], now: Int64) {
+        guard let h = held.removeValue(forKey: client) else { return }
+        effects.append(contentsOf: first)
+        effects.append(contentsOf: h.outbound)
+        var i = 0
+        while i < h.inbound.count {
+            if held[client] != nil {
+                held[client]!.inbound.append(contentsOf: h.inbound[i...])
+                return
+            }
+            let mark = effects.count
+            h.inbound[i].withUnsafeBytes { received(client, text: $0, at: now) }
+            if !held.isEmpty { divertHeld(from: mark) }
+            i += 1
+        }
     }
 
-    /// `session.create {url, browser: true}`: the session is created as usual, but its reply
-    /// waits for the browser.
-    mutating func createBrowserSession(_ client: ClientID, id: Int64, url: String, now: Int64) throws(ProtocolError) {
+    /// A reply frame for a held request, as an effect (not queued).
+    mutating func replyEffect(_ client: ClientID, _ write: (inout Self) -> Void) -> [BridgeEffect] {
+        let mark = effects.count
+        write(&self)
+        let out = Array(effects[mark...])
+        effects.removeSubrange(mark...)
+        return out
+    }
+
+    // MARK: Requests
+
+    /// `session.create {url, browser: true}`: the session is created as usual, its root web view
+    /// becomes a tab, and the creator's reply waits for it.
+    /// (No `client`: the daemon's own `bridged open`, answered to no one.)
+    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, now: Int64) throws(ProtocolError) {
         try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
-            b.browserSessions.insert(s.id)
-            b.hostCreate(client, id: id, url: url, &s)
+            s.browser = BrowserState()
+            let sid = s.id
+            let w1 = ItemID.webview(1)
+            let token = s.engine.webView(w1)!.token
+            let rootURL = s.engine.webView(w1)?.url ?? url
+            defer { b.effects.append(.host(.openTab(session: sid, webview: w1, url: rootURL, token: token, post: nil, root: true))) }
+            guard let client, let id else { return }
+            var w = JSONWriter(capacity: 256)
+            w.beginObject()
+            w.key("id"); w.int(id)
+            w.key("result"); w.beginObject()
+            w.key("session"); w.string(sid)
+            w.key("webview"); w.string(w1.description)
+            w.key("token"); w.string(token)
+            w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
+            w.key("browser"); w.bool(true)
+            w.endObject()
+            w.endObject()
+            b.hold(client, .sessionOpen(session: sid, id: id, reply: w.bytes))
         }
     }
 
-    /// The host's part of `session.create {browser: true}`: the reply waits for the browser.
-    mutating func hostCreate(_ client: ClientID, id: Int64, url: String, _ s: inout Session) {
-        let sid = s.id
-        let w1 = ItemID.webview(1)
-        let token = s.engine.webView(w1)!.token
-        var w = JSONWriter(capacity: 256)
-        w.beginObject()
-        w.key("id"); w.int(id)
-        w.key("result"); w.beginObject()
-        w.key("session"); w.string(sid)
-        w.key("webview"); w.string(w1.description)
-        w.key("token"); w.string(token)
-        w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
-        w.key("browser"); w.bool(true)
-        w.endObject()
-        w.endObject()
-        let rootURL = s.engine.webView(w1)?.url ?? url
-        effects.append(.host(.createBrowserSession(client: client, id: id, session: sid, webview: w1, url: rootURL, token: token, reply: w.bytes)))
-    }
-
-    /// The methods a browser answers: checked here, carried out by the host.
-    mutating func hostRequest(_ client: ClientID, id: Int64, method: String, _ p: Params) throws(ProtocolError) {
+    /// The methods a browser answers: checked here, carried out by the host (a snapshot is
+    /// answered from the session's own).
+    mutating func hostRequest(_ client: ClientID, id: Int64, method: HostMethod, _ p: Params) throws(ProtocolError) {
         let sid = try p.session()
-        guard sessions.contains(sid) else { throw unknownSession(sid) }
-        guard browserSessions.contains(sid) else {
-            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method) needs a session created with {\"browser\": true}")
+        guard let s = sessions[sid] else { throw unknownSession(sid) }
+        guard let browser = s.browser else {
+            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method.rawValue) needs a session created with {\"browser\": true}")
         }
-        let target: ItemID
-        switch method {
-        case "session.screenshot":
-            guard let top = sessions[sid]!.engine.top else { throw ProtocolError(.unknownWebview, "session \(sid) has an empty stack") }
-            target = top.id
-        case "placeholder.snapshot":
-            let text = try p.string("placeholder")
-            guard let pid = ItemID(parsing: text), pid.kind == .placeholder,
-                  sessions[sid]!.engine.stack.contains(where: { $0.id == pid }) else {
-                throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
-            }
-            target = pid
-        default:
+        let request = HostRequest(client: client, id: id)
+        func webview() throws(ProtocolError) -> ItemID {
             let text = try p.string("webview")
-            guard let wid = ItemID(parsing: text), wid.kind == .webview, sessions[sid]!.engine.webView(wid) != nil else {
+            guard let wid = ItemID(parsing: text), wid.kind == .webview, s.engine.webView(wid) != nil else {
                 throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\" on its stack")
             }
-            target = wid
-            switch method {
-            case "webview.evaluate": _ = try p.string("expression")
-            case "webview.click": _ = try p.string("selector")
-            default:
-                _ = try p.string("selector")
-                _ = try p.string("text")
+            if let f = browser.failed.first(where: { $0.webview == wid }) {
+                throw ProtocolError(.browserError, "\(wid) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
+            }
+            return wid
+        }
+        let work: HostWork
+        switch method {
+        case .screenshot:
+            guard let top = s.engine.top else { throw ProtocolError(.unknownWebview, "session \(sid) has an empty stack") }
+            if let f = browser.failed.first(where: { $0.webview == top.id }) {
+                throw ProtocolError(.browserError, "\(top.id) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
+            }
+            work = .screenshot(request, session: sid, target: top.id)
+        case .snapshot:
+            let text = try p.string("placeholder")
+            guard let pid = ItemID(parsing: text), pid.kind == .placeholder, s.engine.stack.contains(where: { $0.id == pid }) else {
+                throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
+            }
+            if browser.pendingSnapshots.contains(where: { $0.placeholder == pid }) {
+                // Being taken: the reply waits for it.
+                hold(client, .snapshotRequest(session: sid, placeholder: pid, id: id))
+                return
+            }
+            try sendSnapshot(client, id: id, browser.snapshot(of: pid), placeholder: pid)
+            return
+        case .evaluate:
+            let wid = try webview()
+            work = .evaluate(request, session: sid, webview: wid, expression: try p.string("expression"))
+        case .click:
+            let wid = try webview()
+            work = .click(request, session: sid, webview: wid, selector: try p.string("selector"))
+        case .type:
+            let wid = try webview()
+            let selector = try p.string("selector")
+            work = .type(request, session: sid, webview: wid, selector: selector, text: try p.string("text"))
+        }
+        hold(client, .answer(id: id))
+        effects.append(.host(work))
+    }
+
+    mutating func sendSnapshot(_ client: ClientID, id: Int64, _ jpeg: [UInt8]?, placeholder: ItemID) throws(ProtocolError) {
+        guard let jpeg else {
+            throw ProtocolError(.browserError, "no snapshot of \(placeholder): it was taken before the session's snapshot budget dropped it, or the browser could not take it")
+        }
+        sendResult(client, id: id) { w in
+            w.key("mimeType"); w.string("image/jpeg")
+            w.key("data"); w.string(Base64.encode(jpeg))
+        }
+    }
+
+    // MARK: The browser's part of the session's life
+
+    /// A page of a browser session sent `pwa-navigate` and `placeholder` went under it: its
+    /// reply (and its later frames) wait for the snapshot of the tab as it is now.
+    mutating func beginSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, placeholder: ItemID) {
+        s.browser!.pendingSnapshots.append(BrowserState.PendingSnapshot(placeholder: placeholder, webview: webview))
+        hold(client, .snapshot(session: s.id, placeholder: placeholder))
+        effects.append(.host(.takeSnapshot(session: s.id, webview: webview, placeholder: placeholder)))
+    }
+
+    /// The browser's part of an engine observation (browser sessions).
+    mutating func browserObserve(_ s: inout Session, _ observation: Observation) {
+        let sid = s.id
+        switch observation {
+        case .webviewOpen(let webview, let url, let token):
+            let post = s.browser!.posts.removeValue(forKey: url)
+            effects.append(.host(.openTab(session: sid, webview: webview, url: url, token: token, post: post, root: false)))
+        case .webviewClosed(let webview):
+            s.browser!.waitingNavigations[webview] = nil
+            s.browser!.failed.removeAll { $0.webview == webview }
+            effects.append(.host(.closeTab(session: sid, webview: webview)))
+        case .stackChanged:
+            // Snapshots go with their placeholders; the last one to go is kept for the overlay.
+            guard !s.browser!.snapshots.isEmpty else { return }
+            let ids = Set(s.engine.stack.map(\.id))
+            if let gone = s.browser!.snapshots.last(where: { !ids.contains($0.placeholder) }) {
+                s.browser!.discarded = gone.jpeg
+                s.browser!.snapshots.removeAll { !ids.contains($0.placeholder) }
+            }
+        case .foregroundShown(let webview, let kind, _):
+            let image = kind == .placeholder ? s.browser!.discarded : nil
+            tabWork(&s, .showOverlay(session: sid, webview: webview, image: image), webview: webview)
+        case .foregroundRemoved(let webview, _, _):
+            tabWork(&s, .removeOverlay(session: sid, webview: webview), webview: webview)
+        default:
+            break
+        }
+    }
+
+    /// Work on `webview`'s tab: after the snapshot being taken of it, if one is.
+    mutating func tabWork(_ s: inout Session, _ work: HostWork, webview: ItemID) {
+        if let i = s.browser!.pendingSnapshots.lastIndex(where: { $0.webview == webview }) {
+            s.browser!.pendingSnapshots[i].deferred.append(work)
+        } else {
+            effects.append(.host(work))
+        }
+    }
+
+    /// A page claimed a web view of a browser session: a navigation its tab stopped before it
+    /// connected is decided now.
+    mutating func browserPageClaimed(_ client: ClientID, _ s: inout Session, webview: ItemID, now: Int64) {
+        guard let stop = s.browser?.waitingNavigations.removeValue(forKey: webview) else { return }
+        navigationStopped(stop, &s, now: now)
+    }
+
+    mutating func navigationStopped(_ stop: NavigationStop, _ s: inout Session, now: Int64) {
+        guard let client = s.pages[stop.webview] else {
+            if s.engine.webViews.contains(where: { $0.id == stop.webview }) {
+                // Its page has not connected yet: the navigation waits for it.
+                s.browser!.waitingNavigations[stop.webview] = stop
+            }
+            return
+        }
+        if stop.method != "GET" { s.browser!.posts[PageURL.stripClaim(stop.url)] = stop }
+        // Exactly as the page's own `navigate` event.
+        navigate(&s, from: stop.webview, client: client, url: stop.url, replyTo: nil, now: now)
+    }
+
+    // MARK: Results
+
+    mutating func hostResult(_ result: HostResult, now: Int64) {
+        var releases: [(ClientID, [BridgeEffect])] = []
+        var abandon: String?
+        let mark = effects.count
+        switch result {
+        case .tabOpened(let sid, let webview):
+            guard webview == .webview(1), let (client, h) = heldFor(sessionOpen: sid) else { break }
+            guard case .sessionOpen(_, _, let reply) = h.wait else { break }
+            releases.append((client, [.send(client, reply)]))
+        case .tabFailed(let sid, let webview, let url, let reason):
+            if webview == .webview(1), let (client, h) = heldFor(sessionOpen: sid), case .sessionOpen(_, let id, _) = h.wait {
+                // The session cannot have its root: the creator hears why, the session goes.
+                releases.append((client, replyEffect(client) { b in
+                    b.sendError(client, id: id, ProtocolError(.browserError, reason))
+                }))
+                abandon = sid
+                break
+            }
+            withSession(sid) { b, s in
+                guard s.browser != nil, s.engine.webView(webview) != nil else { return }
+                s.browser!.failed.removeAll { $0.webview == webview }
+                s.browser!.failed.append(BrowserState.Failure(webview: webview, url: url, reason: reason))
+                b.emit(&s, "webview.failed") { w in
+                    w.key("webview"); w.string(webview.description)
+                    w.key("url"); w.string(url)
+                    w.key("reason"); w.string(reason)
+                }
+            }
+        case .snapshotTaken(let sid, let placeholder, let image):
+            withSession(sid) { b, s in
+                guard s.browser != nil else { return }
+                guard let i = s.browser!.pendingSnapshots.firstIndex(where: { $0.placeholder == placeholder }) else { return }
+                let pending = s.browser!.pendingSnapshots.remove(at: i)
+                b.effects.append(contentsOf: pending.deferred.map { .host($0) })
+                if let image, s.engine.stack.contains(where: { $0.id == placeholder }) {
+                    b.store(image, placeholder: placeholder, in: &s.browser!)
+                }
+            }
+            let stored = snapshot(session: sid, placeholder: placeholder)
+            for (client, h) in held.sorted(by: { $0.key < $1.key }) {
+                switch h.wait {
+                case .snapshot(sid, placeholder):
+                    releases.append((client, []))
+                case .snapshotRequest(sid, placeholder, let id):
+                    releases.append((client, replyEffect(client) { b in
+                        do throws(ProtocolError) {
+                            try b.sendSnapshot(client, id: id, stored, placeholder: placeholder)
+                        } catch {
+                            b.sendError(client, id: id, error)
+                        }
+                    }))
+                default:
+                    break
+                }
+            }
+        case .navigationStopped(let stop):
+            withSession(stop.session) { b, s in
+                guard s.browser != nil else { return }
+                b.navigationStopped(stop, &s, now: now)
+            }
+        case .historyTraversed(let sid, let webview):
+            withSession(sid) { b, s in
+                guard s.browser != nil else { return }
+                if s.pages[webview] != nil {
+                    // As the page's own `back`.
+                    b.back(&s, requester: webview, replyTo: nil, cause: "back", now: now)
+                } else if s.engine.top?.id == webview {
+                    // The traversal ended the page's document and its connection went first: a
+                    // back on its behalf (it was the top, as a page's `back` requires).
+                    b.back(&s, requester: nil, replyTo: nil, cause: "navigation.back", now: now)
+                }
+            }
+        case .answered(let request, let answer):
+            guard case .answer(request.id)? = held[request.client]?.wait else { break }
+            let client = request.client
+            releases.append((client, replyEffect(client) { b in
+                switch answer {
+                case .value(let v): b.sendResult(client, id: request.id) { w in w.key("value"); w.write(v) }
+                case .done: b.sendResult(client, id: request.id) { _ in }
+                case .image(let jpeg):
+                    b.sendResult(client, id: request.id) { w in
+                        w.key("mimeType"); w.string("image/jpeg")
+                        w.key("data"); w.string(Base64.encode(jpeg))
+                    }
+                case .failed(let message): b.sendError(client, id: request.id, ProtocolError(.browserError, message))
+                }
+            }))
+        case .browserCrashed(let sids):
+            for sid in sids {
+                withSession(sid) { b, s in b.emit(&s, "browser.crashed") { _ in } }
             }
         }
-        effects.append(.host(.request(client: client, id: id, method: method, session: sid, target: target, params: p.object)))
+        if !held.isEmpty { divertHeld(from: mark) }
+        for (client, first) in releases { release(client, first: first, now: now) }
+        if let abandon {
+            let m = effects.count
+            closeSession(abandon, reason: "closed", now: now)
+            if !held.isEmpty { divertHeld(from: m) }
+        }
+    }
+
+    func heldFor(sessionOpen sid: String) -> (ClientID, HeldConnection)? {
+        for (client, h) in held {
+            if case .sessionOpen(sid, _, _) = h.wait { return (client, h) }
+        }
+        return nil
+    }
+
+    /// Keeps `jpeg` as the snapshot of `placeholder`; the oldest go beyond the budget.
+    func store(_ jpeg: [UInt8], placeholder: ItemID, in browser: inout BrowserState) {
+        browser.snapshots.removeAll { $0.placeholder == placeholder }
+        browser.snapshots.append(BrowserState.Snapshot(placeholder: placeholder, jpeg: jpeg))
+        var total = browser.snapshots.reduce(0) { $0 + $1.jpeg.count }
+        while total > configuration.snapshotBytesPerSession, !browser.snapshots.isEmpty {
+            total -= browser.snapshots.removeFirst().jpeg.count
+        }
+    }
+}
+
+/// Standard base64 with padding (RFC 4648 §4), for images in replies.
+public enum Base64 {
+    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
+            i += 3
+        }
+        let rest = bytes.count - i
+        if rest > 0 {
+            let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
+            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
+            out.append(UInt8(ascii: "="))
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes standard base64 (padding optional); nil for anything else.
+    public static func decode(_ text: String) -> [UInt8]? {
+        var table = [Int16](repeating: -1, count: 256)
+        for (i, c) in alphabet.enumerated() { table[Int(c)] = Int16(i) }
+        var out: [UInt8] = []
+        var acc: UInt32 = 0, bits = 0
+        var padding = 0
+        for c in text.utf8 {
+            if c == UInt8(ascii: "=") { padding += 1; continue }
+            guard padding == 0, table[Int(c)] >= 0 else { return nil }
+            acc = acc << 6 | UInt32(table[Int(c)])
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(acc >> UInt32(bits) & 0xFF))
+            }
+        }
+        return out
     }
 }

@@ -1,8 +1,9 @@
 /// The whole protocol of the daemon as a state machine: connections, sessions, controllers,
 /// subscriptions and every request and event of the contract, with no I/O of its own.
 ///
-/// The host (the lws glue) calls `connected`, `received`, `receivedBinary`, `disconnected`,
-/// `timerFired` and `sweep` on one thread, each with the current time in microseconds of a
+/// The host (the lws glue) feeds every input through one entry point, `apply(_:at:)`
+/// (BridgeInput.swift: a client connected, sent a frame, left; a timer fired; the sweep; what
+/// the host's browser did), on one thread, each with the current time in microseconds of a
 /// monotonic clock, and then performs `drainEffects()` in order. Tokens and session ids come
 /// from the injected random number generator, so a seeded generator makes a run replayable.
 ///
@@ -34,8 +35,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var effects: [BridgeEffect] = []
     /// Human-readable transitions since the last `drainTrace()` (with `configuration.trace`).
     var traceLines: [String] = []
-    /// Sessions created with `browser: true` (see Bridge+Host.swift).
-    var browserSessions: Set<String> = []
+    /// Connections waiting for the browser, with the frames that wait with them (Bridge+Host.swift).
+    var held: [ClientID: HeldConnection] = [:]
     /// Counters for the daemon's metrics (see BridgeStats; not protocol state: not compared).
     public var stats = BridgeStats()
 
@@ -79,24 +80,21 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         return traceLines
     }
 
-    @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func connected(_ client: ClientID, isLoopback: Bool, origin: String? = nil, at now: Int64) {
+    mutating func connected(_ client: ClientID, isLoopback: Bool, origin: String? = nil, at now: Int64) {
         clients[client] = Client(isLoopback: isLoopback, origin: origin, role: .fresh)
     }
 
-    @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func receivedBinary(_ client: ClientID, at now: Int64) {
+    mutating func receivedBinary(_ client: ClientID, at now: Int64) {
         guard clients[client] != nil else { return }
         sendError(client, id: nil, ProtocolError(.invalidRequest, "binary frames are not supported; send one JSON object per text frame"))
     }
 
-    public mutating func received(_ client: ClientID, text: [UInt8], at now: Int64) {
+    mutating func received(_ client: ClientID, text: [UInt8], at now: Int64) {
         text.withUnsafeBytes { received(client, text: $0, at: now) }
     }
 
     /// One whole text message from `client`.
-    @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
+    mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         guard clients[client] != nil else { return }
         let frame: Frame
         switch Frame.classify(text) {
@@ -116,8 +114,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
         }
     }
 
-    @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func disconnected(_ client: ClientID, at now: Int64) {
+    mutating func disconnected(_ client: ClientID, at now: Int64) {
         guard let c = clients.removeValue(forKey: client) else { return }
         switch c.role {
         case .page(let sid, let webview):
@@ -140,16 +137,14 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     /// A timer asked for by `.schedule` is due.
-    @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func timerFired(_ key: TimerKey, at now: Int64) {
+    mutating func timerFired(_ key: TimerKey, at now: Int64) {
         guard let sid = sessionIDBySerial[key.session] else { return }
         withSession(sid) { b, s in b.run(&s, .timerFired(key.token), cause: "timer", now: now) }
     }
 
     /// Discards sessions that have had no connection for `sessionIdleSeconds`. Call it about
     /// once a second.
-    @_specialize(exported: true, where RNG == RecordableRandom)
-    public mutating func sweep(at now: Int64) {
+    mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
         var expired: [(UInt64, String)] = []
         for s in sessions.all {
@@ -278,6 +273,6 @@ extension Bridge: Equatable where RNG: Equatable {
             && a.sessions == b.sessions && a.sessionIDBySerial == b.sessionIDBySerial
             && a.nextSessionSerial == b.nextSessionSerial && a.nextControllerNumber == b.nextControllerNumber
             && a.allSubscribers == b.allSubscribers && a.effects == b.effects && a.traceLines == b.traceLines
-            && a.browserSessions == b.browserSessions
+            && a.held == b.held
     }
 }

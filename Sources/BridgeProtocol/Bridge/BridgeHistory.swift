@@ -66,7 +66,7 @@ extension Bridge {
         for i in start..<index { removed.append(stack[i].id) }
         for i in (index + 1)..<stack.count { removed.append(stack[i].id) }
         for id in removed where id.kind == .webview { stats.back(.pop) }
-        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
+        let singleTab = singleTab(s)
         s.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: singleTab), at: now, into: &list)
     }
 

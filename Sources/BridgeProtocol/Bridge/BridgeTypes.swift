@@ -27,8 +27,8 @@ public enum BridgeEffect: Equatable, Sendable {
     /// Call `timerFired(_:at:)` with this key after `afterMs` milliseconds.
     case schedule(TimerKey, afterMs: Int)
     case cancel(TimerKey)
-    /// Work for the host's browser (browser sessions only; see `HostCall`).
-    case host(HostCall)
+    /// Work for the host's browser (browser sessions only; see `HostWork`).
+    case host(HostWork)
 }
 
 /// The daemon's protocol settings; defaults are the contract's.
@@ -64,6 +64,9 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// `--instance NAME`: every session id reads `s-NAME-RANDOM`, so that a proxy in front of
     /// several daemons routes a session's connections by the name inside its id. nil: `s-RANDOM`.
     public var instance: String? = nil
+    /// `--max-snapshot-bytes`: the most bytes of placeholder snapshots a browser session keeps;
+    /// the oldest go first beyond it.
+    public var snapshotBytesPerSession: Int = 8 << 20
 
     /// What `--instance` accepts: 1 to 16 of `a-z` and `0-9`.
     public static func isValidInstance(_ name: String) -> Bool {

@@ -12,7 +12,7 @@ extension Bridge {
         case .session(let m): try sessionRequest(m, client, id: id, p, now: now)
         case .navigation(let m): try navigationRequest(m, client, id: id, p, now: now)
         case .router(let m): try routerRequest(m, client, id: id, p, now: now)
-        case .host(let m): try hostRequest(client, id: id, method: m.rawValue, p)
+        case .host(let m): try hostRequest(client, id: id, method: m, p)
         case .ping: sendResult(client, id: id) { _ in }
         }
     }

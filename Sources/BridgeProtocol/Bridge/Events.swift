@@ -6,6 +6,7 @@ extension Bridge {
     mutating func observe(_ s: inout Session, _ observation: Observation, cause: String, transitions: [Transition]) {
         if configuration.trace { trace(s, observation, cause: cause) }
         noteObservation(&s, observation)
+        if s.isBrowser { browserObserve(&s, observation) }
         let sid = s.id
         switch observation {
         case .stackChanged:
@@ -110,6 +111,12 @@ extension Bridge {
         w.endObject()
         w.endObject()
         sendEventFrame(name, w.bytes, to: recipients)
+    }
+
+    /// Whether a new web view replaces the top one (no controller handles the session's
+    /// `webview.open`, and no browser makes tabs of them).
+    func singleTab(_ s: Session) -> Bool {
+        !s.isBrowser && handler(of: "webview.open", among: s.subscribers) == nil
     }
 
     /// The earliest-connected controller that handles `name` and is subscribed to the session

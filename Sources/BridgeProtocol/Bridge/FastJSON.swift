@@ -7,7 +7,13 @@ extension JSONWriter {
     /// The caller keeps `needsComma` right (see `afterRaw`).
     @inline(__always)
     mutating func appendRaw(_ fragment: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: fragment.utf8Start, count: fragment.utf8CodeUnitCount))
+        append(UnsafeRawBufferPointer(start: fragment.utf8Start, count: fragment.utf8CodeUnitCount))
+    }
+
+    /// Appends pre-serialized JSON (e.g. a cached stack) right after a raw `"key":` fragment.
+    @inline(__always)
+    mutating func appendRaw(_ json: [UInt8]) {
+        json.withUnsafeBytes { append($0) }
     }
 
     /// After raw fragments that ended with a complete value: the next member needs a comma.
@@ -33,13 +39,13 @@ extension JSONWriter {
         case .native: appendRaw(#""N"#)
         }
         appendDigits(id.number)
-        bytes.append(0x22)
+        append(0x22)
     }
 
     /// The decimal digits of `n` (negative numbers get a `-`).
     mutating func appendDigits(_ n: Int) {
         if n >= 0 && n < 10 {
-            bytes.append(0x30 &+ UInt8(truncatingIfNeeded: n))
+            append(0x30 &+ UInt8(truncatingIfNeeded: n))
             return
         }
         appendDecimal(Int64(n))

@@ -69,9 +69,6 @@ extension Bridge {
         }
         s.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
-        if browserSessions.contains(sid) {
-            effects.append(.host(.pageClaimed(client: client, session: sid, webview: webview)))
-        }
         if let before = s.engine.webView(webview) {
             var list = takeEffectStorage()
             s.engine.handle(.pageConnected(webview, url: url), at: now, into: &list)
@@ -84,6 +81,7 @@ extension Bridge {
             writeHelloResult(client, id: id, &s, webview: webview)
             emit(&s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
         }
+        if s.isBrowser { browserPageClaimed(client, &s, webview: webview, now: now) }
         updateIdle(&s, now: now)
     }
 

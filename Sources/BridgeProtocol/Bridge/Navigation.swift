@@ -35,7 +35,7 @@ extension Bridge {
             }
         case .popToRoot:
             try withExistingSession(p) { b, s in
-                let singleTab = b.handler(of: "webview.open", among: s.subscribers) == nil
+                let singleTab = b.singleTab(s)
                 b.run(&s, .popToRoot(singleTab: singleTab), cause: "navigation.popToRoot", now: now) { b, s, result in
                     switch result {
                     case .success(.popToRoot(let removed)):
@@ -107,7 +107,7 @@ extension Bridge {
                                 answer: (inout Self, inout Session, Result<SessionReply, EngineError>) -> Void) {
         let saved = rng
         let token = randomHex(bytes: 16)
-        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
+        let singleTab = singleTab(s)
         run(&s, .navigateToUrl(url: PageURL.stripClaim(url), token: token, requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             if case .failure = result { b.rng = saved }
             answer(&b, &s, result)
@@ -126,7 +126,7 @@ extension Bridge {
     }
 
     mutating func back(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
-        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
+        let singleTab = singleTab(s)
         run(&s, .back(requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             switch result {
             case .success(.back(let action, let removed)):
@@ -138,11 +138,11 @@ extension Bridge {
                         w.appendStringValue(action.rawValue)
                         w.appendRaw(#","removed":["#)
                         for (i, r) in removed.enumerated() {
-                            if i > 0 { w.bytes.append(0x2C) }
+                            if i > 0 { w.append(0x2C) }
                             w.appendQuotedID(r)
                         }
                         w.appendRaw(#"],"stack":"#)
-                        w.bytes.append(contentsOf: stack)
+                        w.appendRaw(stack)
                         w.afterRawValue()
                     }
                 }

@@ -21,9 +21,10 @@ extension Bridge {
                         w.appendRaw(#""placeholder":"#)
                         w.appendQuotedID(placeholder)
                         w.appendRaw(#","stack":"#)
-                        w.bytes.append(contentsOf: stack)
+                        w.appendRaw(stack)
                         w.afterRawValue()
                     }
+                    if s.isBrowser { b.beginSnapshot(client, &s, webview: webview, placeholder: placeholder) }
                 case .success: break
                 case .failure(let e): b.sendError(client, id: id, ProtocolError(e))
                 }
@@ -77,7 +78,11 @@ extension Bridge {
             let url = try p.optionalString("url").map(PageURL.stripClaim)
             let title = try p.optionalString("title")
             try checkPush(&s, url: url, title: title)
-            run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: "pwa-navigate", now: now)
+            run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: "pwa-navigate", now: now) { b, s, result in
+                if s.isBrowser, case .success(.pwaNavigate(let placeholder)) = result {
+                    b.beginSnapshot(client, &s, webview: webview, placeholder: placeholder)
+                }
+            }
         case .pwaRendered:
             run(&s, .pwaRendered(from: webview), cause: "pwa-rendered", now: now)
         case .back:

@@ -137,7 +137,7 @@ extension Bridge {
         }
         let removed = outcome.removed
         let newStack = engineStack(tree.activeStack, draft)
-        let singleTab = handler(of: "webview.open", among: draft.subscribers) == nil
+        let singleTab = singleTab(draft)
         let oldStackIDs = draft.engine.stack.map(\.id)
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
@@ -285,7 +285,7 @@ extension Bridge {
     /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
     mutating func engineBack(_ s: inout Session, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
         guard let tree = s.tree, !tree.drawerOpen, s.engine.canGoBack else { return false }
-        let singleTab = handler(of: "webview.open", among: s.subscribers) == nil
+        let singleTab = singleTab(s)
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
         switch s.engine.handle(.back(requester: nil, singleTab: singleTab), at: now, into: &list) {

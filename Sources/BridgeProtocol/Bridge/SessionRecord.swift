@@ -62,6 +62,12 @@ struct Session {
     var isRouted: Bool {
         if case .some = tree { true } else { false }
     }
+    /// A session created with `browser: true`: its browser side (Bridge+Host.swift).
+    var browser: BrowserState?
+    /// Whether the session has a browser (a pattern match, as `isRouted`).
+    var isBrowser: Bool {
+        if case .some = browser { true } else { false }
+    }
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] = [:]
     /// Tokens of the web views opened in this session, also after they closed (BridgeHistory.swift).
@@ -82,7 +88,7 @@ extension Session: Equatable {
     static func == (a: Session, b: Session) -> Bool {
         a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
             && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.tree == b.tree
-            && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens
+            && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens && a.browser == b.browser
     }
 }
 

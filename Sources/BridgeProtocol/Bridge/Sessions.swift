@@ -37,12 +37,15 @@ extension Bridge {
                 for name in ["navigate", "webview.open"] {
                     if let h = b.handler(of: name, among: s.subscribers), case .controller(let info)? = b.clients[h]?.role {
                         handlers.append((name, info.name))
+                    } else if name == "webview.open", s.isBrowser {
+                        handlers.append((name, "browser"))
                     } else {
                         handlers.append((name, nil))
                     }
                 }
                 let canGoBack = s.engine.canGoBack
                 let sid = s.id
+                let failed = s.browser?.failed
                 b.sendResult(client, id: id) { w in
                     w.key("session"); w.string(sid)
                     w.key("stack"); w.raw(stack)
@@ -55,6 +58,18 @@ extension Bridge {
                     }
                     w.endObject()
                     w.key("canGoBack"); w.bool(canGoBack)
+                    if let failed {
+                        // Browser sessions: web views whose tab could not open or load.
+                        w.key("failed"); w.beginArray()
+                        for f in failed {
+                            w.beginObject()
+                            w.key("webview"); w.string(f.webview.description)
+                            w.key("url"); w.string(f.url)
+                            w.key("reason"); w.string(f.reason)
+                            w.endObject()
+                        }
+                        w.endArray()
+                    }
                 }
             }
         case .close:
@@ -171,7 +186,7 @@ extension Bridge {
             b.emit(&s, "session.closed") { w in w.key("reason"); w.string(reason) }
         }
         guard let s = sessions.remove(sid) else { return }
-        browserSessions.remove(sid)
+        if s.isBrowser { effects.append(.host(.closeSession(session: sid))) }
         sessionIDBySerial[s.serial] = nil
         for sub in s.subscribers {
             modifyController(sub.client) { info in info.sessions.remove(sid) }
@@ -181,7 +196,8 @@ extension Bridge {
     /// Marks the session idle when no page and no controller holds it (the sweep discards it
     /// after `sessionIdleSeconds`), and busy again when one does.
     mutating func updateIdle(_ s: inout Session, now: Int64) {
-        let idle = s.pages.isEmpty && s.subscribers.isEmpty
+        // (A browser session is held by its browser's tabs.)
+        let idle = s.pages.isEmpty && s.subscribers.isEmpty && !s.isBrowser
         if idle, s.idleSince == nil {
             s.idleSince = now
         } else if !idle, s.idleSince != nil {

@@ -1,6 +1,6 @@
 // A compact JSON writer that appends UTF-8 bytes to a buffer. Pure Swift, no Foundation.
 
-/// Writes compact JSON (no spaces) into `bytes`.
+/// Writes compact JSON (no spaces) into a growable byte buffer; `bytes` is the output so far.
 ///
 /// Either write a whole tree with `write(_:)`, or stream a document without building one:
 ///
@@ -21,56 +21,130 @@
 ///
 /// Output is always valid UTF-8 JSON as long as the calls are well-formed: strings escape `"`,
 /// `\` and every control character; non-finite doubles are written as `null`.
+///
+/// The output lives in raw memory of the writer's own (grown by doubling, copied on write when a
+/// copy of the writer shares it): an append is a capacity check and a `memcpy`,
+/// where `Array.append(contentsOf:)` cost about 90 instructions per call (docs/PERFORMANCE.md).
+/// Read it with `withBytes` (no copy) or `bytes` (a copy).
 public struct JSONWriter: Sendable {
-    /// The output so far.
-    public var bytes: [UInt8]
+    @usableFromInline internal var storage: Storage
+    /// Bytes written (the used part of `storage`).
+    @usableFromInline internal var count = 0
     /// Whether the next value or key must be preceded by a comma.
     @usableFromInline internal var needsComma: Bool = false
 
     public init(capacity: Int = 256) {
-        bytes = []
-        bytes.reserveCapacity(capacity)
+        storage = Storage.make(capacity: capacity)
+    }
+
+    /// An empty writer that allocates nothing until it is written to (a placeholder, e.g. for a
+    /// writer swapped out of its owner).
+    static var unallocated: JSONWriter { JSONWriter(storage: Storage.shared) }
+
+    private init(storage: Storage) {
+        self.storage = storage
+    }
+
+    /// The output so far, as an array (a copy). Setting it replaces the output (see
+    /// `reset(keepingPrefix:)` for headroom).
+    public var bytes: [UInt8] {
+        get { withBytes { Array($0) } }
+        set {
+            count = 0
+            needsComma = false
+            newValue.withUnsafeBytes { append($0) }
+        }
+    }
+
+    /// Number of bytes written.
+    public var byteCount: Int { count }
+
+    /// Calls `body` with the output so far, in place (valid only during the call).
+    @inline(__always)
+    public func withBytes<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        try body(UnsafeBufferPointer(start: storage.base, count: count))
     }
 
     /// Empties the output for the next document, keeping its storage, and keeping the first
     /// `prefix` bytes: a transport that needs headroom before the payload (libwebsockets'
     /// `LWS_PRE`) can set `bytes` to that many zero bytes once and send `bytes[prefix...]` in place.
     public mutating func reset(keepingPrefix prefix: Int = 0) {
-        precondition(prefix >= 0 && prefix <= bytes.count, "JSONWriter.reset: prefix beyond the output")
-        bytes.removeSubrange(prefix...)
+        precondition(prefix >= 0 && prefix <= count, "JSONWriter.reset: prefix beyond the output")
+        count = prefix
         needsComma = false
     }
 
     /// The output as a String.
-    public var string: String { String(decoding: bytes, as: UTF8.self) }
+    public var string: String { withBytes { String(decoding: $0, as: UTF8.self) } }
 
     @inline(__always)
     @usableFromInline
     internal mutating func separate() {
-        if needsComma { bytes.append(0x2C) }
+        if needsComma { append(0x2C) }
+    }
+
+    // MARK: Raw appends
+
+    /// Room for `n` more bytes, uniquely owned; returns where they go.
+    @inline(__always)
+    @usableFromInline
+    internal mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        if _slowPath(count &+ n > storage.capacity || !isKnownUniquelyReferenced(&storage)) { grow(n) }
+        return storage.base + count
+    }
+
+    @inline(never)
+    @usableFromInline
+    internal mutating func grow(_ n: Int) {
+        let capacity = Swift.max(count + n, isKnownUniquelyReferenced(&storage) ? 2 * storage.capacity : storage.capacity)
+        let new = Storage.make(capacity: capacity)
+        new.base.initialize(from: storage.base, count: count)
+        storage = new
+    }
+
+    /// Appends one byte as is.
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1).pointee = byte
+        count &+= 1
+    }
+
+    /// Appends `bytes` as is.
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        let n = bytes.count
+        guard n > 0 else { return }
+        UnsafeMutableRawPointer(reserve(n)).copyMemory(from: bytes.baseAddress!, byteCount: n)
+        count &+= n
+    }
+
+    /// Appends `bytes` as is.
+    @inline(__always)
+    mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+        append(UnsafeRawBufferPointer(bytes))
     }
 
     // MARK: Streaming
 
     public mutating func beginObject() {
         separate()
-        bytes.append(0x7B)
+        append(0x7B)
         needsComma = false
     }
 
     public mutating func endObject() {
-        bytes.append(0x7D)
+        append(0x7D)
         needsComma = true
     }
 
     public mutating func beginArray() {
         separate()
-        bytes.append(0x5B)
+        append(0x5B)
         needsComma = false
     }
 
     public mutating func endArray() {
-        bytes.append(0x5D)
+        append(0x5D)
         needsComma = true
     }
 
@@ -78,7 +152,7 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ k: String) {
         separate()
         appendQuoted(k)
-        bytes.append(0x3A)
+        append(0x3A)
         needsComma = false
     }
 
@@ -99,7 +173,8 @@ public struct JSONWriter: Sendable {
     public mutating func double(_ d: Double) {
         separate()
         if d.isFinite {
-            bytes.append(contentsOf: d.description.utf8)
+            var text = d.description
+            text.withUTF8 { append($0) }
         } else {
             appendNull()
         }
@@ -126,14 +201,14 @@ public struct JSONWriter: Sendable {
     /// complete, valid JSON value; they are not checked.
     public mutating func raw(_ bytes: [UInt8]) {
         separate()
-        self.bytes.append(contentsOf: bytes)
+        bytes.withUnsafeBytes { append($0) }
         needsComma = true
     }
 
     /// Writes one pre-serialized JSON value from a buffer; see `raw(_: [UInt8])`.
     public mutating func raw(_ bytes: UnsafeRawBufferPointer) {
         separate()
-        self.bytes.append(contentsOf: bytes)
+        append(bytes)
         needsComma = true
     }
 
@@ -164,7 +239,7 @@ public struct JSONWriter: Sendable {
 
     @inline(__always)
     private mutating func appendStatic(_ s: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+        append(UnsafeRawBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
     }
 
     @inline(__always)
@@ -182,16 +257,16 @@ public struct JSONWriter: Sendable {
                 digits[n] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
                 magnitude /= 10
             } while magnitude != 0
-            if i < 0 { bytes.append(0x2D) }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[n...]))
+            if i < 0 { append(0x2D) }
+            append(UnsafeBufferPointer(rebasing: digits[n...]))
         }
     }
 
     private mutating func appendQuoted(_ s: String) {
-        bytes.append(0x22)
+        append(0x22)
         var s = s
         s.withUTF8 { utf8 in appendEscaped(utf8) }
-        bytes.append(0x22)
+        append(0x22)
     }
 
     private mutating func appendEscaped(_ utf8: UnsafeBufferPointer<UInt8>) {
@@ -217,7 +292,7 @@ public struct JSONWriter: Sendable {
                 i += 1
                 continue
             }
-            if i > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
+            if i > runStart { append(UnsafeBufferPointer(rebasing: utf8[runStart..<i])) }
             switch c {
             case 0x22: appendStatic(#"\""#)
             case 0x5C: appendStatic(#"\\"#)
@@ -230,13 +305,36 @@ public struct JSONWriter: Sendable {
                 let hexDigits: StaticString = "0123456789abcdef"
                 let h = hexDigits.utf8Start
                 appendStatic(#"\u00"#)
-                bytes.append(h[Int(c >> 4)])
-                bytes.append(h[Int(c & 0xF)])
+                append(h[Int(c >> 4)])
+                append(h[Int(c & 0xF)])
             }
             i += 1
             runStart = i
         }
-        if n > runStart { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<n])) }
+        if n > runStart { append(UnsafeBufferPointer(rebasing: utf8[runStart..<n])) }
+    }
+}
+
+extension JSONWriter {
+    /// The writer's memory.
+    @usableFromInline
+    final class Storage: @unchecked Sendable {
+        // Sendable: a writer changes its storage only while it is the sole owner (copy on write),
+        // so storage reachable from another writer (another thread) is never written.
+        @usableFromInline let base: UnsafeMutablePointer<UInt8>
+        @usableFromInline let capacity: Int
+
+        private init(capacity: Int) {
+            self.capacity = capacity
+            base = .allocate(capacity: capacity)
+        }
+
+        deinit { base.deallocate() }
+
+        static func make(capacity: Int) -> Storage { Storage(capacity: Swift.max(capacity, 16)) }
+
+        /// Never written (a writer copies it before its first append: never uniquely referenced).
+        static let shared = make(capacity: 16)
     }
 }
 

@@ -57,51 +57,6 @@ extension Daemon {
         randomTape.isRecording = true
     }
 
-    // Inputs the host feeds the state machine itself (the browser layer), recorded like the
-    // transport's.
-
-    func feedConnect(_ client: ClientID, loopback: Bool) {
-        let t = now
-        bridge.connected(client, isLoopback: loopback, at: t)
-        if recorder != nil { recordInput(.connect(client: client.raw, loopback: loopback), at: t) }
-    }
-
-    func feedText(_ client: ClientID, _ bytes: [UInt8]) {
-        let t = now
-        bridge.received(client, text: bytes, at: t)
-        if recorder != nil { recordInput(.text(client: client.raw, bytes: bytes), at: t) }
-    }
-
-    func feedText(_ client: ClientID, _ raw: UnsafeRawBufferPointer) {
-        let t = now
-        bridge.received(client, text: raw, at: t)
-        if recorder != nil { recordInput(.text(client: client.raw, bytes: Array(raw)), at: t) }
-    }
-
-    func feedHostAbandon(_ session: String) {
-        let t = now
-        bridge.hostAbandon(session: session, at: t)
-        if recorder != nil { recordInput(.hostAbandon(session: session), at: t) }
-    }
-
-    func feedHostEvent(_ session: String, _ name: String, _ fields: JSONObject) {
-        bridge.hostEvent(session: session, name, fields)
-        if recorder != nil { recordInput(.hostEvent(session: session, name: name, fields: fields), at: now) }
-    }
-
-    /// Sends a frame the state machine did not produce (a browser's answer), and records it.
-    func sendHostFrame(_ id: ConnectionID, _ bytes: [UInt8]) {
-        transport.send(id, bytes)
-        if recorder != nil { recordHostFrame(id.raw, bytes) }
-    }
-
-    /// A frame sent that did not come from the state machine (a browser's answer), for the record.
-    func recordHostFrame(_ client: UInt64, _ bytes: [UInt8]) {
-        guard let w = recorder else { return }
-        writeTraceHeader()
-        w.write([TraceEvent.hostFrame(client: client, text: String(decoding: bytes, as: UTF8.self), at: now).line])
-    }
-
     /// The trace file being written, if any.
     public var recordingPath: String? { recorder?.path }
 
@@ -113,7 +68,7 @@ extension Daemon {
         w.write([w.header.line])
     }
 
-    func recordInput(_ input: TraceInput, at t: Int64) {
+    func recordInput(_ input: BridgeInput, at t: Int64) {
         recorder?.pending.append(RecordedInput(input, at: t, random: randomTape.take()))
     }
 

@@ -58,7 +58,6 @@ public final class Daemon: TransportDelegate {
     @exclusivity(unchecked) var bridge: Bridge<RecordableRandom>
     /// The effects being performed; its storage is reused from message to message.
     @exclusivity(unchecked) var effectBuffer: [BridgeEffect] = []
-    var sweepTimer: TimerHandle?
     var startedAt: Int64 = 0
     /// Set by SIGTERM (`beginDraining`, Daemon+Health.swift).
     var draining = false
@@ -122,39 +121,38 @@ public final class Daemon: TransportDelegate {
 
     public func transportDidOpen(_ id: ConnectionID, info: ConnectionInfo) {
         let t = now
-        bridge.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, origin: info.origin, at: t)
+        let input = BridgeInput.connected(ClientID(id.raw), isLoopback: info.isLoopbackPeer, origin: info.origin)
+        bridge.apply(input, at: t)
         noteOrigin(id, info)
-        if recorder != nil { recordInput(.connect(client: id.raw, loopback: info.isLoopbackPeer, origin: info.origin), at: t) }
+        if recorder != nil { recordInput(input, at: t) }
         perform()
     }
 
     public func transport(_ id: ConnectionID, didReceiveText message: UnsafeRawBufferPointer) {
-        if browser != nil, browserIntercepts(id, message) { return }
         let t = now
-        bridge.received(ClientID(id.raw), text: message, at: t)
-        if recorder != nil { recordInput(.text(client: id.raw, bytes: Array(message)), at: t) }
+        // `.frame(client, text:)`, without copying the message.
+        bridge.apply(frame: ClientID(id.raw), text: message, at: t)
+        if recorder != nil { recordInput(.frame(ClientID(id.raw), text: Array(message)), at: t) }
         perform()
     }
 
     public func transportDidReceiveBinary(_ id: ConnectionID) {
-        let t = now
-        bridge.receivedBinary(ClientID(id.raw), at: t)
-        if recorder != nil { recordInput(.binary(client: id.raw), at: t) }
-        perform()
+        feed(.binaryFrame(ClientID(id.raw)))
     }
 
     public func transportDidClose(_ id: ConnectionID) {
-        if browser != nil { browserConnectionClosed(id) }
-        let t = now
-        bridge.disconnected(ClientID(id.raw), at: t)
-        if recorder != nil { recordInput(.disconnect(client: id.raw), at: t) }
-        perform()
+        feed(.left(ClientID(id.raw)))
     }
 
     public func transportTimerFired(_ key: TimerKey) {
+        feed(.timerFired(key))
+    }
+
+    /// Feeds one input to the Bridge (recorded when recording) and performs its effects.
+    func feed(_ input: BridgeInput) {
         let t = now
-        bridge.timerFired(key, at: t)
-        if recorder != nil { recordInput(.timer(key), at: t) }
+        bridge.apply(input, at: t)
+        if recorder != nil { recordInput(input, at: t) }
         perform()
     }
 
@@ -172,16 +170,11 @@ public final class Daemon: TransportDelegate {
         for effect in effects {
             switch effect {
             case .send(let client, let bytes):
-                if browser != nil {
-                    if client == BrowserSide.hostClient { browserReceives(bytes); continue }
-                    if browserHoldsOutgoing(client, bytes) { continue }
-                }
                 transport.send(ConnectionID(raw: client.raw), bytes)
             case .close(let client, let code, let reason):
-                if client == BrowserSide.hostClient { continue }
                 transport.close(ConnectionID(raw: client.raw), code: UInt16(clamping: code), reason: reason)
-            case .host(let call):
-                performHost(call)
+            case .host(let work):
+                performHost(work)
             case .schedule(let key, let ms):
                 transport.schedule(key, afterMicroseconds: Int64(ms) * 1000)
             case .cancel(let key):
@@ -194,9 +187,9 @@ public final class Daemon: TransportDelegate {
 
     /// Once a second: idle sessions expire (`Bridge.sweep`).
     func scheduleSweep() {
-        sweepTimer = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
+        _ = transport.schedule(afterMicroseconds: 1_000_000) { [unowned self] in
             let t = self.now
-            self.bridge.sweep(at: t)
+            self.bridge.apply(.sweep, at: t)
             if self.recorder != nil { self.recordInput(.sweep, at: t) }
             self.metricsTick()
             self.perform()

@@ -10,6 +10,8 @@ extension Daemon {
             return metricsResponse()
         case "/api/sessions":
             return HTTPResponse(status: 200, contentType: "application/json", body: bridge.sessionListJSON(at: now))
+        case "/api/devtools":
+            return devtoolsResponse()
         default:
             return Dashboard.response(for: path) ?? browserHTTP(path: path)
         }

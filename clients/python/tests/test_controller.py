@@ -89,6 +89,13 @@ def test_a_token_is_passed_on_by_the_daemon():
         assert e.value.code == "not-allowed"
 
 
+def test_a_token_given_as_token_equals_is_found_too():
+    with bridged.Daemon(args=["--token=other-token", "--drain-ms", "0"]) as d:
+        assert d.token == "other-token"
+        with d.controller() as c:
+            assert c.call("ping") == {}
+
+
 def test_a_closed_connection_raises_connection_closed():
     with bridged.Daemon(args=["--drain-ms", "0"]) as d:
         c = bridged.Controller(d.ws_url)  # not d.controller(): the daemon would close that one first
@@ -97,3 +104,28 @@ def test_a_closed_connection_raises_connection_closed():
         with pytest.raises(bridged.ConnectionClosed) as e:
             c.call("ping")
         assert e.value.code == 1001
+
+
+def test_a_call_without_a_reply_times_out():
+    """A server that answers hello and subscribe, then nothing: call() gives up after its timeout."""
+    import json
+    import threading
+
+    from websockets.sync.server import serve
+
+    def handler(ws):
+        for message in ws:
+            frame = json.loads(message)
+            if frame["method"] in ("hello", "session.subscribe"):
+                ws.send(json.dumps({"id": frame["id"], "result": {"protocol": 1}}))
+
+    with serve(handler, "127.0.0.1", 0) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = server.socket.getsockname()[1]
+        with bridged.Controller(f"ws://127.0.0.1:{port}/bridge", timeout=0.2) as c:
+            assert bridged.Controller.__init__.__kwdefaults__["timeout"] == bridged.DEFAULT_CALL_TIMEOUT == 60
+            with pytest.raises(TimeoutError, match="ping: no reply within 0.2 s"):
+                c.call("ping")
+            with pytest.raises(TimeoutError, match="within 0.1 s"):
+                c.request("ping", timeout=0.1)
+        server.shutdown()

@@ -5,7 +5,7 @@ import collections
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Deque, Dict, List, Mapping, Optional, Set, Tuple
 
 from websockets.exceptions import ConnectionClosed as _WSClosed
 from websockets.sync.client import connect as _ws_connect
@@ -97,6 +97,7 @@ class Controller:
         self._seq = 0
         self._events: Deque[Event] = collections.deque()
         self._replies: Dict[int, Tuple[Dict[str, Any], int]] = {}
+        self._abandoned: Set[int] = set()
         self._sessions: List["Session"] = []
         self._closed: Optional[ConnectionClosed] = None
         # `.__enter__()`: the connection itself, whether connect() returns it (websockets < 18)
@@ -144,6 +145,7 @@ class Controller:
             deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
             while rid not in self._replies:
                 if not self._read(deadline):
+                    self._abandoned.add(rid)  # its reply, if it ever comes, is dropped
                     raise TimeoutError(f"{method}: no reply within {self.timeout if timeout is None else timeout} s")
             reply, seq = self._replies.pop(rid)
         if "error" in reply:
@@ -185,7 +187,10 @@ class Controller:
                 self._events.popleft()
                 self.dropped_events += 1
         elif isinstance(frame.get("id"), int) and ("result" in frame or "error" in frame):
-            self._replies[frame["id"]] = (frame, self._seq)
+            if frame["id"] in self._abandoned:
+                self._abandoned.discard(frame["id"])
+            else:
+                self._replies[frame["id"]] = (frame, self._seq)
         return True
 
     # -- events ---------------------------------------------------------------------------------

@@ -73,7 +73,7 @@ class Daemon:
     ) -> None:
         self.binary = find_binary(binary)
         self.argv: List[str] = [self.binary, "serve"]
-        if "--port" not in args:
+        if not any(str(a) == "--port" or str(a).startswith("--port=") for a in args):
             self.argv += ["--port", "0"]
         if static is not None:
             if not os.path.isdir(static):
@@ -86,10 +86,11 @@ class Daemon:
         self.argv += [str(a) for a in args]
         self.env = dict(os.environ if env is None else env)
         self.token: Optional[str] = self.env.get("BRIDGED_TOKEN") or None
-        if "--token" in args:
-            i = list(args).index("--token")
-            if i + 1 < len(args):
+        for i, a in enumerate(args):
+            if str(a) == "--token" and i + 1 < len(args):
                 self.token = str(args[i + 1])
+            elif str(a).startswith("--token="):
+                self.token = str(a)[len("--token="):]
         self.start_timeout = start_timeout
         self.stop_grace = stop_grace
         self.process: "Optional[subprocess.Popen[bytes]]" = None

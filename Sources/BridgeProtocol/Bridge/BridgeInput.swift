@@ -1,0 +1,205 @@
+/// Everything that reaches the protocol machine: one value per input, handed to
+/// `Bridge.apply(_:at:)`. A run of the daemon is a list of these (with their times and the
+/// random words they drew), which is what a trace records and `bridged replay` feeds back.
+///
+/// The host's results come in typed (`.host(HostResult)`); the work the machine asks of its
+/// host goes out typed (`BridgeEffect.host(HostWork)`). No JSON text crosses the boundary in
+/// either direction, and nothing pretends to be a client.
+public enum BridgeInput: Equatable, Sendable {
+    /// A connection opened; `origin` is its upgrade's `Origin` header, when it sent one.
+    case connected(ClientID, isLoopback: Bool, origin: String? = nil)
+    /// One whole text message.
+    case frame(ClientID, text: [UInt8])
+    /// A binary message (refused).
+    case binaryFrame(ClientID)
+    /// The connection is gone.
+    case left(ClientID)
+    /// A timer asked for by `.schedule` is due.
+    case timerFired(TimerKey)
+    /// About once a second: idle sessions expire.
+    case sweep
+    /// What the host's browser did (browser sessions).
+    case host(HostResult)
+    /// The daemon's own command (`bridged open URL`): a browser session on `url`, as a
+    /// controller's `session.create {url, browser: true}` with no one to answer.
+    case openBrowserSession(url: String)
+}
+
+/// A controller's request the host answers later: where and to which id the reply goes.
+public struct HostRequest: Hashable, Sendable, CustomStringConvertible {
+    public var client: ClientID
+    public var id: Int64
+    public init(client: ClientID, id: Int64) {
+        self.client = client
+        self.id = id
+    }
+    public var description: String { "\(client)/\(id)" }
+}
+
+/// How a navigation the browser stopped was started.
+public enum NavigationDisposition: String, Sendable, CaseIterable {
+    /// A link, a form, a `location` assignment, a meta refresh: a document request of the main frame.
+    case document
+    /// `window.open` (the popup was closed before it loaded anything).
+    case windowOpen = "window-open"
+    /// A url of a scheme the browser cannot load itself (`tt://…`).
+    case customScheme = "custom-scheme"
+}
+
+/// A navigation the browser stopped in a tab: the machine decides where it goes, exactly as
+/// for the page's own `navigate`.
+public struct NavigationStop: Equatable, Sendable {
+    public var session: String
+    public var webview: ItemID
+    public var url: String
+    public var method: String
+    /// The body of a POST, as sent.
+    public var body: [UInt8]?
+    /// The request's headers (a POST's `Content-Type` in particular), sorted by name.
+    public var headers: [Header]
+    public var disposition: NavigationDisposition
+
+    public struct Header: Equatable, Sendable {
+        public var name: String
+        public var value: String
+        public init(_ name: String, _ value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    public init(session: String, webview: ItemID, url: String, method: String = "GET", body: [UInt8]? = nil,
+                headers: [Header] = [], disposition: NavigationDisposition = .document) {
+        self.session = session
+        self.webview = webview
+        self.url = url
+        self.method = method
+        self.body = body
+        self.headers = headers.sorted { $0.name < $1.name }
+        self.disposition = disposition
+    }
+}
+
+/// What the browser answered to a request it was handed (`HostWork` with a `HostRequest`).
+public enum HostAnswer: Equatable, Sendable {
+    /// `webview.evaluate`: the expression's value.
+    case value(JSONValue)
+    /// `webview.click`, `webview.type`: done.
+    case done
+    /// `session.screenshot`: a JPEG.
+    case image([UInt8])
+    /// The browser could not: the reply is a `browser-error` with this message.
+    case failed(String)
+}
+
+/// What the host's browser did, typed.
+public enum HostResult: Equatable, Sendable {
+    /// The tab of a web view is open and loading (`HostWork.openTab`).
+    case tabOpened(session: String, webview: ItemID)
+    /// The tab of a web view could not open, or its page could not load (`reason`: the
+    /// browser's words, e.g. `net::ERR_CONNECTION_REFUSED`).
+    case tabFailed(session: String, webview: ItemID, url: String, reason: String)
+    /// The snapshot asked for by `HostWork.takeSnapshot`: a JPEG, or nil when the browser
+    /// could not take it (the placeholder then has no image).
+    case snapshotTaken(session: String, placeholder: ItemID, image: [UInt8]?)
+    /// A tab was stopped from going to another document.
+    case navigationStopped(NavigationStop)
+    /// A page went back in its own history to another document: a back of the host.
+    case historyTraversed(session: String, webview: ItemID)
+    /// The answer to a controller's request.
+    case answered(HostRequest, HostAnswer)
+    /// The browser went away; every tab of these sessions is gone.
+    case browserCrashed(sessions: [String])
+}
+
+/// Work the machine asks of its host's browser (browser sessions only), in order.
+public enum HostWork: Equatable, Sendable {
+    /// A tab for `webview` on `url`, whose page claims the web view with `token`. `root`: the
+    /// session's first web view (its browser context is made first, and nothing is below it).
+    /// `post`: the stopped POST that became this web view, replayed as its first load.
+    /// Answered by `tabOpened` or `tabFailed`.
+    case openTab(session: String, webview: ItemID, url: String, token: String, post: NavigationStop?, root: Bool)
+    case closeTab(session: String, webview: ItemID)
+    /// Every tab of the session and its browser context (cookies, storage) go.
+    case closeSession(session: String)
+    /// A picture of `webview`'s tab as it is now, for `placeholder` (a `pwa-navigate` of its
+    /// page); answered by `snapshotTaken`.
+    case takeSnapshot(session: String, webview: ItemID, placeholder: ItemID)
+    /// A cover over the tab while its foreground is up: the image of the placeholder a back
+    /// discarded, or plain white (nil).
+    case showOverlay(session: String, webview: ItemID, image: [UInt8]?)
+    case removeOverlay(session: String, webview: ItemID)
+    /// `webview.evaluate`; answered by `answered(request, .value / .failed)`.
+    case evaluate(HostRequest, session: String, webview: ItemID, expression: String)
+    /// `webview.click`; answered by `answered(request, .done / .failed)`.
+    case click(HostRequest, session: String, webview: ItemID, selector: String)
+    /// `webview.type`; answered by `answered(request, .done / .failed)`.
+    case type(HostRequest, session: String, webview: ItemID, selector: String, text: String)
+    /// `session.screenshot` of the top item (`target`, which may be a native screen with no
+    /// tab); answered by `answered(request, .image / .failed)`.
+    case screenshot(HostRequest, session: String, target: ItemID)
+
+    /// The request this work answers, if any.
+    public var request: HostRequest? {
+        switch self {
+        case .evaluate(let r, _, _, _), .click(let r, _, _, _), .type(let r, _, _, _, _), .screenshot(let r, _, _): r
+        default: nil
+        }
+    }
+}
+
+extension Bridge {
+    /// The one entry point: feeds `input` to the machine at `now` (microseconds of a monotonic
+    /// clock). The effects it causes are then taken with `drainEffects`.
+    @_specialize(exported: true, where RNG == RecordableRandom)
+    public mutating func apply(_ input: BridgeInput, at now: Int64) {
+        switch input {
+        case .frame(let client, let text):
+            text.withUnsafeBytes { frameInput(client, text: $0, at: now) }
+        case .connected(let client, let loopback, let origin):
+            connected(client, isLoopback: loopback, origin: origin, at: now)
+        case .binaryFrame(let client):
+            // Refused at once; to a waiting connection the refusal waits with its other frames.
+            let mark = effects.count
+            receivedBinary(client, at: now)
+            if !held.isEmpty { divertHeld(from: mark) }
+        case .left(let client):
+            held[client] = nil
+            let mark = effects.count
+            disconnected(client, at: now)
+            if !held.isEmpty { divertHeld(from: mark) }
+        case .timerFired(let key):
+            let mark = effects.count
+            timerFired(key, at: now)
+            if !held.isEmpty { divertHeld(from: mark) }
+        case .sweep:
+            let mark = effects.count
+            sweep(at: now)
+            if !held.isEmpty { divertHeld(from: mark) }
+        case .host(let result):
+            hostResult(result, now: now)
+        case .openBrowserSession(let url):
+            let mark = effects.count
+            try? createBrowserSession(nil, id: nil, url: PageURL.stripClaim(url), now: now)
+            if !held.isEmpty { divertHeld(from: mark) }
+        }
+    }
+
+    /// `apply(.frame(client, text:), at:)` without copying the message (the daemon's path for
+    /// every frame): the same input.
+    @_specialize(exported: true, where RNG == RecordableRandom)
+    public mutating func apply(frame client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
+        frameInput(client, text: text, at: now)
+    }
+
+    mutating func frameInput(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
+        if !held.isEmpty, held[client] != nil {
+            // The connection waits for the browser: its frame waits too, in order.
+            held[client]!.inbound.append(Array(text))
+            return
+        }
+        let mark = effects.count
+        received(client, text: text, at: now)
+        if !held.isEmpty { divertHeld(from: mark) }
+    }
+}
