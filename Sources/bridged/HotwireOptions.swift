@@ -20,8 +20,9 @@ struct ProfileOptions: ParsableArguments {
             help: "With --profile hotwire-native: the bridge components native registers, space-separated, e.g. \"form menu\".")
     var bridgeComponents: String?
 
-    /// The profile asked for, checked as `session.create` checks it; nil without `--profile`.
-    func makeProfile() throws -> HotwireProfile? {
+    /// The profile's `session.create` params (empty without `--profile`), checked as
+    /// `session.create` checks them.
+    func profileParams() throws -> JSONObject {
         var params = JSONObject()
         if let profile { params["profile"] = .string(profile) }
         if let platform { params["platform"] = .string(platform) }
@@ -46,7 +47,8 @@ struct ProfileOptions: ParsableArguments {
             }
         }
         do {
-            return try HotwireProfile.parse(params)
+            _ = try HotwireProfile.parse(params)
+            return params
         } catch {
             throw ValidationError(error.message.replacingOccurrences(of: "pathConfigurationUrl", with: "--path-configuration"))
         }
