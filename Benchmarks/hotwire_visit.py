@@ -9,7 +9,8 @@ sessions on the same app: a plain browser session (Turbo's own browser adapter: 
 the page's alone) and a hotwire-native one (the proposal goes to bridged, which decides and
 sends the visit back). The same visits alternate between /one and /two:
 
-- plain: `Turbo.visit(url)` until `turbo:load` and two animation frames, timed in the page;
+- plain: `Turbo.visit(url)` until `turbo:render` (the new page is in the document: where the
+  native adapter's `visitRendered` is called) and two animation frames, timed in the page;
 - hotwire: `Turbo.visit(url)` (a proposal) until the controller receives `visitRendered`
   (posted after two animation frames), timed at the controller from its `visitProposed`
   (both ends carry the same page → daemon → controller hop).
@@ -36,7 +37,7 @@ T = 60
 
 PLAIN_VISIT = """new Promise((resolve) => {
   const t0 = performance.now();
-  document.addEventListener("turbo:load", () =>
+  document.addEventListener("turbo:render", () =>
     requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0))), { once: true });
   Turbo.visit(%r);
 })"""
