@@ -178,4 +178,20 @@ import Testing
         Self.message(&h, page, "visitProposed", ["location": "http://h/a/new", "options": ["action": "advance"]])
         #expect(h.sessionGet(sid)["result"]?["tree"]?["active"] == "modal")
     }
+
+    @Test func pageInvalidatedReloadsAndAModalFormClearsTheMainCache() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "pageInvalidated", [:])
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.reload"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
+        guard case .openTab(sid, _, _, let token, _, _)? = h.hostCalls.last else { Issue.record("no modal tab"); return }
+        let modal = h.claimed(sid, "W2", token, url: "http://h/items/new")
+        Self.message(&h, modal, "formSubmissionFinished", ["location": "http://h/items"], location: "http://h/items/new")
+        _ = h.take(page.client)
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["action"] == "pop" && back["result"]?["removed"] == ["W2"])
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.clearSnapshotCache"])
+        #expect(h.stackIDs(sid) == "W1")
+    }
 }
