@@ -123,6 +123,15 @@ export interface ConnectOptions {
    * The first `hello` then carries `history: true` and the daemon pops what the tab left behind.
    */
   fromHistory?: boolean;
+  /**
+   * Remember this web view's claim for each history entry of the tab (in `sessionStorage`, never
+   * in a URL), so that a document the browser's Back/Forward loads at an entry whose URL carries
+   * no claim (one the app pushed) claims its web view again with `history: true` instead of
+   * starting a new session (default true).
+   */
+  rememberClaims?: boolean;
+  /** Where the claims of the tab's history entries are kept (default `window.sessionStorage`; null: nowhere). */
+  sessionStorage?: { getItem(key: string): string | null; setItem(key: string, value: string): void } | null;
   /** Go to the `pageUrl` of `load` and `closed.load` (default true). */
   followLoad?: boolean;
   /** Let `pwaRendered()` report an address the daemon does not know with `pwa-navigated` (default true). */

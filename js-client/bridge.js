@@ -201,6 +201,16 @@ export class Bridge {
     const href = this._location ? String(this._location.href) : null;
     this._claim = options.claim ?? (href ? claimFromUrl(href) : null);
     this._claimFromUrl = options.claim == null && this._claim !== null;
+    // The tab's memory of which web view each of its history entries showed (sessionStorage,
+    // never a URL): a document Back/Forward loads at an entry whose URL carries no claim (one
+    // the app pushed) claims that entry's web view again, instead of starting a new session.
+    this._rememberClaims = options.rememberClaims !== false;
+    this._storage = options.sessionStorage !== undefined ? options.sessionStorage : sessionStorageOf(this._window);
+    this._claimRecalled = false;
+    if (this._claim === null && this._fromHistory && this._rememberClaims) {
+      this._claim = recallClaim(this._storage, this._entryKey());
+      this._claimRecalled = this._claim !== null;
+    }
 
     this.ready = new Promise((resolve, reject) => {
       this._resolveReady = resolve;
@@ -276,6 +286,7 @@ export class Bridge {
         this._knownUrl = here;
       }
     }
+    this._rememberClaim();
     return this.request("pwa-rendered", {});
   }
 
@@ -375,6 +386,8 @@ export class Bridge {
     this._attempt = 0;
     this._everOpen = true;
     this._putClaimInAddressBar(sent.url);
+    this._claimRecalled = false;
+    this._rememberClaim();
     const queued = this._queue;
     this._queue = [];
     for (const frame of queued) this._send(frame);
@@ -385,8 +398,13 @@ export class Bridge {
   _onHelloFailed(error, claim) {
     // A claim on a session that no longer exists (e.g. the daemon restarted and the page was
     // reloaded from its pageUrl): start a new session rather than fail, on the first connect only.
-    if (!this._everOpen && claim && this._claimFallback && error.code === "unknown-session") {
+    // A claim recalled for this history entry (not the page's own) that is refused for any
+    // reason: forgotten, and a new session rather than an error.
+    const recalled = this._claimRecalled && claim === this._claim;
+    if (!this._everOpen && claim && (recalled || (this._claimFallback && error.code === "unknown-session"))) {
       this._console?.warn?.(`bridge: ${error.message}; starting a new session`);
+      if (recalled) forgetClaim(this._storage, this._entryKey());
+      this._claimRecalled = false;
       this._claim = null;
       if (this._claimFromUrl && this._history && this._location) {
         this._history.replaceState(this._history.state, "", stripClaim(String(this._location.href)));
@@ -609,9 +627,19 @@ export class Bridge {
       listen("submit", (event) => this._onSubmit(event));
     }
     listen("pagehide", (event) => {
+      this._rememberClaim();
       if (event.persisted) this._suspend();
       else this.close();
     });
+    // Every history entry this document shows (pushState, replaceState, its own Back/Forward)
+    // is this web view's: remembered for a later Back/Forward that reloads the document there.
+    listen("popstate", () => this._rememberClaim());
+    const navigation = win.navigation;
+    if (navigation && typeof navigation.addEventListener === "function") {
+      const fn = () => this._rememberClaim();
+      navigation.addEventListener("currententrychange", fn);
+      this._domCleanup.push(() => navigation.removeEventListener("currententrychange", fn));
+    }
     listen("pageshow", (event) => {
       if (event.persisted && this.state === "suspended") {
         // Restored from the back-forward cache: the tab shows this page again.
@@ -621,6 +649,17 @@ export class Bridge {
       }
     });
     if (this._keepClaimInUrl && this._history) this._wrapHistory();
+  }
+
+  /** The key of the tab's current history entry (see `historyEntryKey`). */
+  _entryKey() {
+    return historyEntryKey(this._window, this._location);
+  }
+
+  /** Remembers this web view's claim for the current history entry (see the constructor). */
+  _rememberClaim() {
+    if (!this._rememberClaims || !this.session || this.state === "closed") return;
+    rememberClaim(this._storage, this._entryKey(), { session: this.session, webview: this.webview, token: this.token });
   }
 
   /** The page went into the back/forward cache: drop the socket, reconnect on pageshow. */
@@ -740,6 +779,81 @@ export class Bridge {
 }
 
 /** True when the document was loaded by the browser's Back or Forward button. */
+// ---------------------------------------------------------------------------------------------
+// The claims of the tab's history entries, in sessionStorage (one tab's, same origin; never in a
+// URL the user could share). Keyed by the Navigation API's entry key where there is one (it
+// stays with the entry across documents), else by the entry's URL without the claim.
+
+const CLAIM_STORE = "bridged.claims";
+const CLAIM_STORE_MAX = 64;
+
+function sessionStorageOf(win) {
+  try {
+    return win?.sessionStorage ?? null;
+  } catch {
+    return null; // storage disabled
+  }
+}
+
+/** The key of the current history entry: `e:` + its Navigation API key, or `u:` + its URL. */
+function historyEntryKey(win, location) {
+  try {
+    const key = win?.navigation?.currentEntry?.key;
+    if (typeof key === "string" && key !== "") return "e:" + key;
+  } catch {
+    // no Navigation API
+  }
+  const href = location ?? win?.location;
+  return href ? "u:" + stripClaim(String(href.href ?? href)) : null;
+}
+
+function readClaims(storage) {
+  try {
+    const parsed = JSON.parse(storage.getItem(CLAIM_STORE) ?? "{}");
+    return isPlainObject(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+function writeClaims(storage, claims) {
+  try {
+    storage.setItem(CLAIM_STORE, JSON.stringify(claims));
+  } catch {
+    // full or disabled: Back to this entry starts a new session, as without the memory
+  }
+}
+
+/** Stores `claim` for history entry `key` (the newest CLAIM_STORE_MAX entries are kept). */
+function rememberClaim(storage, key, claim) {
+  if (!storage || !key || !claim?.session) return;
+  const claims = readClaims(storage);
+  const old = claims[key];
+  if (old && old.session === claim.session && old.webview === claim.webview && old.token === claim.token) return;
+  delete claims[key]; // re-inserted last: the newest
+  claims[key] = { session: claim.session, webview: claim.webview, token: claim.token };
+  const keys = Object.keys(claims);
+  for (const k of keys.slice(0, Math.max(0, keys.length - CLAIM_STORE_MAX))) delete claims[k];
+  writeClaims(storage, claims);
+}
+
+/** The claim stored for history entry `key`, or null. */
+function recallClaim(storage, key) {
+  if (!storage || !key) return null;
+  const claim = readClaims(storage)[key];
+  if (!isPlainObject(claim)) return null;
+  const { session, webview, token } = claim;
+  return [session, webview, token].every((v) => typeof v === "string" && v !== "") ? { session, webview, token } : null;
+}
+
+function forgetClaim(storage, key) {
+  if (!storage || !key) return;
+  const claims = readClaims(storage);
+  if (!(key in claims)) return;
+  delete claims[key];
+  writeClaims(storage, claims);
+}
+
 function cameByHistory(win) {
   try {
     const entry = win?.performance?.getEntriesByType?.("navigation")?.[0];

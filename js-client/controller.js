@@ -501,3 +501,12 @@ export class Daemon {
     return this.exitCode;
   }
 }
+
+// The Python library's names (clients/python), for harnesses ported from it: the same calls
+// in snake_case, with the same shapes — keyword arguments as one object, timeouts in seconds.
+Controller.prototype.wait_event = function (name, { timeout = 5, ...match } = {}) {
+  return this.waitEvent(name, match, { timeout: timeout * 1000 });
+};
+Controller.prototype.create_session = function (url, params = {}) { return this.createSession(url, params); };
+Session.prototype.wait_rendered = function ({ timeout = 5 } = {}) { return this.waitRendered({ timeout: timeout * 1000 }); };
+Object.defineProperty(Daemon.prototype, "ws_url", { get() { return this.wsUrl; } });

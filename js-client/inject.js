@@ -12,6 +12,9 @@
 (function () {
   "use strict";
   if (typeof window === "undefined" || window.top !== window || window.__bridgedInjected) return;
+  // A tab's first document (about:blank, which stands for the web view below) and Chromium's
+  // error pages have no origin of their own: no page of the app speaks from them.
+  if (location.protocol !== "http:" && location.protocol !== "https:") return;
   const __bridgedConfig = /*@CONFIG@*/ null;
   const __bridgedModuleUrl = __bridgedConfig.moduleUrl;
   /*@BRIDGE_JS@*/

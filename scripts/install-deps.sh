@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Installs what bridged needs and is missing. With --test, also what the test suites need.
+# Installs what bridged needs and is missing. With --test, also what the test suites need; with
+# --deb, what building the Debian package needs (scripts/build-deb.sh: dpkg-dev, lintian).
 # Safe to run again: it installs only what is absent.
 set -euo pipefail
 want_test=0
-[ "${1:-}" = "--test" ] && want_test=1
+want_deb=0
+for arg in "$@"; do
+  case "$arg" in
+    --test) want_test=1 ;;
+    --deb) want_deb=1 ;;
+    *) echo "install-deps.sh: unknown option $arg (--test, --deb)" >&2; exit 2 ;;
+  esac
+done
 
 apt_pkgs=()
 command -v pkg-config >/dev/null 2>&1 || apt_pkgs+=(pkg-config)
@@ -17,6 +25,11 @@ if [ $want_test = 1 ]; then
   [ -x /usr/sbin/haproxy ] || command -v haproxy >/dev/null 2>&1 || apt_pkgs+=(haproxy)
   # make test-python-client installs clients/python into a fresh venv (Debian's python3: python3-venv).
   ${PYTHON:-python3} -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_pkgs+=(python3-venv)
+fi
+if [ $want_deb = 1 ]; then
+  command -v dpkg-shlibdeps >/dev/null 2>&1 || apt_pkgs+=(dpkg-dev)
+  command -v strip >/dev/null 2>&1 || apt_pkgs+=(binutils)
+  command -v lintian >/dev/null 2>&1 || apt_pkgs+=(lintian)
 fi
 if [ ${#apt_pkgs[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"

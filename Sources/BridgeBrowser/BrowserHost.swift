@@ -100,8 +100,7 @@ public actor BrowserHost {
             do {
                 let version = try await cdp.call("Browser.getVersion", timeout: options.startTimeoutSeconds)
                 _ = try await cdp.call("Target.setDiscoverTargets", ["discover": true])
-                var ua = version["userAgent"]?.stringValue ?? "Mozilla/5.0"
-                ua = ua.replacingOccurrences(of: "HeadlessChrome/", with: "Chrome/")
+                var ua = BrowserOptions.userAgent(chromium: version["userAgent"]?.stringValue ?? "Mozilla/5.0", phone: options.isPhone)
                 let base = ua
                 if !options.userAgentSuffix.isEmpty { ua += " " + options.userAgentSuffix }
                 var devtoolsURL: String?
@@ -280,7 +279,10 @@ public actor BrowserHost {
             let s = cdpSession
             async let page = b.cdp.call("Page.enable", session: s, timeout: t)
             async let fetch = b.cdp.call("Fetch.enable", ["patterns": [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]], session: s, timeout: t)
-            async let ua = b.cdp.call("Emulation.setUserAgentOverride", ["userAgent": .string(userAgent?(b.baseUserAgent) ?? b.userAgent)], session: s, timeout: t)
+            let tabUserAgent = userAgent?(b.baseUserAgent) ?? b.userAgent
+            var uaParams: JSONObject = ["userAgent": .string(tabUserAgent)]
+            if options.isPhone { uaParams["userAgentMetadata"] = BrowserOptions.phoneClientHints(userAgent: tabUserAgent) }
+            async let ua = b.cdp.call("Emulation.setUserAgentOverride", uaParams, session: s, timeout: t)
             async let metrics = b.cdp.call("Emulation.setDeviceMetricsOverride", [
                 "width": .int(Int64(options.viewportWidth)), "height": .int(Int64(options.viewportHeight)),
                 "deviceScaleFactor": 1, "mobile": true,
@@ -384,17 +386,66 @@ public actor BrowserHost {
         return reply["result"]?["value"] ?? .null
     }
 
-    /// A real click (mouse press and release, trusted by the page) in the middle of the first
-    /// element matching `selector`, scrolled into view first.
+    /// The script that finds the element of `selector` for `click` and `type`: a CSS selector,
+    /// or several joined by ` >>> `, each looked up in the open shadow root of the element the
+    /// previous one found (`ion-item[href="/one/"] >>> a`).
+    static func locate(_ selector: String) -> String {
+        let sel = JSONValue.string(selector).jsonString
+        return """
+            const __sel = \(sel); const __parts = __sel.split(" >>> ");
+            let __root = document, el = null;
+            for (let i = 0; i < __parts.length; i++) {
+              el = __root.querySelector(__parts[i]);
+              if (!el) throw new Error("no element matches " + __sel);
+              if (i < __parts.length - 1) { __root = el.shadowRoot; if (!__root) throw new Error(__parts[i] + " has no open shadow root (in " + __sel + ")"); }
+            }
+            """
+    }
+
+    /// The click's actionability check, as a user's tap needs it: the element is visible, has a
+    /// size, is not disabled, sits inside the screen once scrolled to, and is what a tap at its
+    /// middle reaches (not covered by another element). Returns the point, or throws saying which.
+    static func actionable(_ selector: String) -> String {
+        """
+        (() => { \(locate(selector))
+          const describe = (n) => n.localName + (n.id ? "#" + n.id : "") + (typeof n.className === "string" && n.className.trim() ? "." + n.className.trim().split(/\\s+/).join(".") : "");
+          if (!el.isConnected) throw new Error(__sel + " is not visible (not in the document)");
+          const st = getComputedStyle(el);
+          if (st.display === "none" || (el.checkVisibility && !el.checkVisibility({checkVisibilityCSS: true}))) throw new Error(__sel + " is not visible (display:none, or inside a hidden element)");
+          if (st.visibility === "hidden" || st.visibility === "collapse") throw new Error(__sel + " is not visible (visibility:" + st.visibility + ")");
+          if (el.checkVisibility && !el.checkVisibility({checkOpacity: true})) throw new Error(__sel + " is not visible (opacity:0)");
+          el.scrollIntoView({block: "center", inline: "center"});
+          const r = el.getBoundingClientRect();
+          if (r.width === 0 || r.height === 0) throw new Error(__sel + " has no size (" + r.width + "×" + r.height + ")");
+          if (el.disabled === true || el.getAttribute("aria-disabled") === "true" || (el.closest && el.closest("fieldset:disabled") && /^(button|input|select|textarea)$/.test(el.localName))) throw new Error(__sel + " is disabled");
+          const x = r.left + r.width / 2, y = r.top + r.height / 2;
+          if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) throw new Error(__sel + " is outside the screen (its middle is at " + Math.round(x) + "," + Math.round(y) + ")");
+          let hit = document.elementFromPoint(x, y);
+          while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
+          const inside = (n) => { for (; n; n = n.parentNode || n.host) if (n === el) return true; return false; };
+          if (!hit || !inside(hit)) throw new Error(__sel + " is covered by " + (hit ? describe(hit) : "nothing the page draws"));
+          return {x, y}; })()
+        """
+    }
+
+    /// The first line of a page exception's description, without `Error: `.
+    static func pageMessage(_ error: any Error) -> any Error {
+        guard case BrowserError.browser(let message) = error else { return error }
+        var line = message.split(separator: "\n", maxSplits: 1).first.map(String.init) ?? message
+        if line.hasPrefix("Error: ") { line.removeFirst(7) }
+        return BrowserError.browser(line)
+    }
+
+    /// A real click (mouse press and release, trusted by the page) in the middle of the element
+    /// `selector` finds (`a >>> b` pierces open shadow roots), scrolled into view first. An
+    /// element a user could not tap fails, saying why: not visible, no size, disabled, outside
+    /// the screen, covered (by what).
     public func click(session: String, webview: ItemID, selector: String) async throws {
         let (tab, cdp) = try tab(session, webview)
-        let point = try await evaluate(session: session, webview: webview, expression: """
-            (() => { const el = document.querySelector(\(JSONValue.string(selector).jsonString));
-              if (!el) throw new Error("no element matches " + \(JSONValue.string(selector).jsonString));
-              el.scrollIntoView({block: "center", inline: "center"});
-              const r = el.getBoundingClientRect();
-              return {x: r.left + r.width / 2, y: r.top + r.height / 2}; })()
-            """)
+        let point: JSONValue
+        do { point = try await evaluate(session: session, webview: webview, expression: Self.actionable(selector)) } catch {
+            throw Self.pageMessage(error)
+        }
         guard let x = point["x"]?.doubleValue, let y = point["y"]?.doubleValue else { throw BrowserError.browser("no position for \(selector)") }
         for type in ["mousePressed", "mouseReleased"] {
             _ = try await cdp.call("Input.dispatchMouseEvent", [
@@ -403,14 +454,14 @@ public actor BrowserHost {
         }
     }
 
-    /// Focuses the first element matching `selector` and types `text` into it, as a keyboard would.
+    /// Focuses the element `selector` finds and types `text` into it, as a keyboard would.
     public func type(session: String, webview: ItemID, selector: String, text: String) async throws {
         let (tab, cdp) = try tab(session, webview)
-        _ = try await evaluate(session: session, webview: webview, expression: """
-            (() => { const el = document.querySelector(\(JSONValue.string(selector).jsonString));
-              if (!el) throw new Error("no element matches " + \(JSONValue.string(selector).jsonString));
-              el.focus(); return true; })()
-            """)
+        do {
+            _ = try await evaluate(session: session, webview: webview, expression: "(() => { \(Self.locate(selector)) el.focus(); return true; })()")
+        } catch {
+            throw Self.pageMessage(error)
+        }
         _ = try await cdp.call("Input.insertText", ["text": .string(text)], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
     }
 
@@ -532,6 +583,13 @@ public actor BrowserHost {
                 emit(.navigationRequested(session: tab.session, webview: tab.webview,
                                           request: NavigationRequest(url: url, method: method, postData: postData, headers: headers)))
             }
+        case "Page.navigatedWithinDocument":
+            guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue else { return }
+            emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
+        case "Page.frameNavigated":
+            guard let frame = event.params["frame"], frame["parentId"] == nil, frame["id"]?.stringValue == tab.targetId,
+                  let url = frame["url"]?.stringValue, url.hasPrefix("http:") || url.hasPrefix("https:") else { return }
+            emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
         case "Inspector.targetCrashed":
             emit(.tabCrashed(session: tab.session, webview: tab.webview))
         default:

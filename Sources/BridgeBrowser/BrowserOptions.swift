@@ -25,6 +25,39 @@ public struct BrowserOptions: Sendable {
 
     public init() {}
 
+    /// The widest viewport that is a phone's (CSS pixels): narrower tabs get Chromium's mobile
+    /// (Android) user agent, wider ones its desktop one, as a tablet's browser asks for desktop
+    /// pages.
+    public static let phoneMaxWidth = 799
+
+    /// A phone screen: the tabs say so in their user agent (`Mobile`) and client hints.
+    public var isPhone: Bool { viewportWidth <= Self.phoneMaxWidth }
+
+    /// The tabs' user agent before the app's suffix, from Chromium's own: `HeadlessChrome` →
+    /// `Chrome`; on a phone, Chromium's Android form (`Linux; Android 10; K` … `Mobile Safari`),
+    /// the reduced user agent Chrome for Android sends.
+    public static func userAgent(chromium: String, phone: Bool) -> String {
+        var ua = chromium.replacingOccurrences(of: "HeadlessChrome/", with: "Chrome/")
+        guard phone else { return ua }
+        if let open = ua.firstIndex(of: "("), let close = ua[open...].firstIndex(of: ")") {
+            ua.replaceSubrange(open...close, with: "(Linux; Android 10; K)")
+        }
+        if !ua.contains("Mobile Safari/"), let r = ua.range(of: "Safari/") {
+            ua.replaceSubrange(r, with: "Mobile Safari/")
+        }
+        return ua
+    }
+
+    /// The user-agent client hints of the phone (`navigator.userAgentData.mobile`).
+    public static func phoneClientHints(userAgent: String) -> JSONValue {
+        var major = "0"
+        if let r = userAgent.range(of: "Chrome/") { major = String(userAgent[r.upperBound...].prefix { $0.isNumber }) }
+        return .object([
+            "brands": .array([.object(["brand": "Chromium", "version": .string(major)]), .object(["brand": "Not_A Brand", "version": "24"])]),
+            "platform": "Android", "platformVersion": "10", "architecture": "", "model": "K", "mobile": true,
+        ])
+    }
+
     /// Parses `WxH` (each side 100...4000 CSS pixels).
     public static func parseViewport(_ text: String) -> (width: Int, height: Int)? {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)
@@ -80,6 +113,9 @@ public enum BrowserEvent: Sendable, Equatable {
     case navigationRequested(session: String, webview: ItemID, request: NavigationRequest)
     /// The page went back in its own history to another document: a back of the host.
     case historyBack(session: String, webview: ItemID)
+    /// The main frame of a tab now shows `url`: a new document committed, or the page changed
+    /// its address itself (pushState, replaceState, a fragment).
+    case urlChanged(session: String, webview: ItemID, url: String)
     /// A tab's renderer died.
     case tabCrashed(session: String, webview: ItemID)
     /// Chromium itself went away; every tab of these sessions is gone.

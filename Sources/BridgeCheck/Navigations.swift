@@ -1,25 +1,38 @@
 /// One navigation as the summary table shows it.
 public struct NavigationRow: Equatable, Sendable {
-    public enum Kind: String, Sendable { case push, back, classic }
+    /// `push`: a new history entry in the page (announced with pwa-navigate or not); `replace`:
+    /// the page replaced its entry; `classic`: a new web view (a new document); `back`: the
+    /// host's back.
+    public enum Kind: String, Sendable { case push, replace, back, classic }
     public var step: Int
     public var webview: String
     public var from: String
     public var to: String
     public var kind: Kind
-    /// pwa-navigate to its reply, on the page's clock (push only).
+    /// pwa-navigate to its reply, on the page's clock (an announced push or replace).
     public var replyMs: Double?
-    /// The foreground's time up (push and back-swap), as the daemon measured it.
+    /// The foreground's time up (an announced push and a back-swap), as the daemon measured it.
     public var renderMs: Int?
     /// "ok", or the ids of the rules broken during it.
     public var verdict: String
+    /// Whether the page announced it with pwa-navigate (push and replace).
+    public var announced: Bool = false
 }
 
 public enum Navigations {
-    /// The navigations of a log, with the findings of the same step and web view as verdicts.
+    /// The navigations of a log (every history push and replace of a page, announced or not,
+    /// every new web view, every back of the host), with the findings of the same step and web
+    /// view as verdicts.
     public static func rows(_ log: [Observation], findings: [Finding]) -> [NavigationRow] {
         var rows: [NavigationRow] = []
         var current: [String: String] = [:]
         var sent: [String: (Double, Int)] = [:]  // web view -> (time sent, row)
+        /// An announced navigation waiting for its history change: web view -> row.
+        var announced: [String: Int] = [:]
+        var stacks: [(index: Int, ids: [String])] = []
+        for (i, o) in log.enumerated() {
+            if case .stack(let rendering, _) = o.kind { stacks.append((i, ids(rendering))) }
+        }
         // Foreground removals of each step and web view, in order: page-side observations are
         // collected after a step, so they follow the controller's events of the same step.
         var removals: [String: [Int]] = [:]
@@ -34,30 +47,56 @@ public enum Navigations {
             taken[key] = i + 1
             return list[i]
         }
-        for o in log {
+        /// The web view below `w` by stack order, in the stack nearest to log index `i` that holds `w`.
+        func below(_ w: String, at i: Int) -> String? {
+            let before = stacks.last { $0.index <= i && $0.ids.contains(w) }
+            let after = stacks.first { $0.index > i && $0.ids.contains(w) }
+            guard let ids = (before ?? after)?.ids, let k = ids.firstIndex(of: w) else { return nil }
+            return ids[..<k].last { $0.hasPrefix("W") }
+        }
+        for (i, o) in log.enumerated() {
+            let w = o.webview
             switch o.kind {
+            case .step:
+                announced = [:]
+            case .stack(_, let cause) where cause == "session.create":
+                current = [:]
+                announced = [:]
             case .navigateSent(let url):
-                rows.append(NavigationRow(step: o.step, webview: o.webview, from: current[o.webview] ?? "?", to: url, kind: .push, verdict: "ok"))
-                rows[rows.count - 1].renderMs = nextRemoval(o.step, o.webview)
-                sent[o.webview] = (o.t, rows.count - 1)
-                current[o.webview] = url
+                rows.append(NavigationRow(step: o.step, webview: w, from: current[w] ?? "?", to: url, kind: .push, verdict: "ok", announced: true))
+                rows[rows.count - 1].renderMs = nextRemoval(o.step, w)
+                sent[w] = (o.t, rows.count - 1)
+                announced[w] = rows.count - 1
             case .navigateReplied:
-                if let (t, i) = sent.removeValue(forKey: o.webview) {
-                    rows[i].replyMs = ((o.t - t) * 10).rounded() / 10
+                if let (t, r) = sent.removeValue(forKey: w) {
+                    rows[r].replyMs = ((o.t - t) * 10).rounded() / 10
                 }
+            case .history(let how, let url):
+                switch how {
+                case .push, .replace:
+                    if let r = announced.removeValue(forKey: w) {
+                        rows[r].to = url
+                        if how == .replace { rows[r].kind = .replace }
+                    } else {
+                        rows.append(NavigationRow(step: o.step, webview: w, from: current[w] ?? "?", to: url,
+                                                  kind: how == .push ? .push : .replace, verdict: "ok"))
+                    }
+                case .pop:
+                    break
+                }
+                current[w] = url
             case .back(let action, let p, let url):
                 let to = url ?? "(\(action))"
-                rows.append(NavigationRow(step: o.step, webview: o.webview, from: current[o.webview] ?? "?", to: p.map { "\(to) [\($0)]" } ?? to, kind: .back, verdict: "ok"))
-                if action == "swap" { rows[rows.count - 1].renderMs = nextRemoval(o.step, o.webview) }
-                if let url { current[o.webview] = url }
+                rows.append(NavigationRow(step: o.step, webview: w, from: current[w] ?? "?", to: p.map { "\(to) [\($0)]" } ?? to, kind: .back, verdict: "ok"))
+                if action == "swap" { rows[rows.count - 1].renderMs = nextRemoval(o.step, w) }
+                if let url { current[w] = url }
+                announced[w] = nil
             case .webviewOpened(let url):
-                let from = current.values.first ?? "?"
-                rows.append(NavigationRow(step: o.step, webview: o.webview, from: from, to: url, kind: .classic, verdict: "ok"))
-                current[o.webview] = url
+                let from = below(w, at: i).flatMap { current[$0] } ?? "?"
+                rows.append(NavigationRow(step: o.step, webview: w, from: from, to: url, kind: .classic, verdict: "ok"))
+                current[w] = url
             case .location(let url, _):
-                current[o.webview] = url
-            case .history(_, let url):
-                current[o.webview] = url
+                current[w] = url
             default:
                 break
             }
@@ -67,6 +106,11 @@ public enum Navigations {
             if !ids.isEmpty { rows[i].verdict = ids.joined(separator: ",") }
         }
         return rows
+    }
+
+    /// The item ids of a stack in the seed's notation (`P1 W1(*P)~` → `P1`, `W1`).
+    static func ids(_ rendering: String) -> [String] {
+        rendering.split(separator: " ").map { String($0.prefix { $0 != "(" && $0 != "~" }) }
     }
 
     static func orderedUnique(_ xs: [String]) -> [String] {

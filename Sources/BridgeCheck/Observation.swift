@@ -45,6 +45,8 @@ public struct Observation: Equatable, Sendable {
         case webviewOpened(url: String)
         /// The routing configuration sent a link outside the app (`external.open`).
         case externalOpen(url: String)
+        /// A web view's page could not load (`webview.failed`): the url and the browser's reason.
+        case loadFailed(url: String, reason: String)
         /// The page's location at a moment the checker asked (after a render settled).
         case location(url: String, title: String)
         /// A step began (`description` as the step reads).

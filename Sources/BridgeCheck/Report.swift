@@ -10,14 +10,35 @@ public struct CheckReport: Sendable {
         /// Snapshots of the placeholders on that stack: placeholder id and a `data:` URI.
         public var snapshots: [(placeholder: String, dataURI: String)]
         public var ms: Double
+        /// The screen after the step (the top web view), a `data:` URI; nil beyond the report's
+        /// screenshot budget or when the browser could not take it.
+        public var screenshot: String?
 
-        public init(index: Int, description: String, failure: String? = nil, stack: String, snapshots: [(placeholder: String, dataURI: String)] = [], ms: Double = 0) {
+        public init(index: Int, description: String, failure: String? = nil, stack: String, snapshots: [(placeholder: String, dataURI: String)] = [], ms: Double = 0, screenshot: String? = nil) {
             self.index = index
             self.description = description
             self.failure = failure
             self.stack = stack
             self.snapshots = snapshots
             self.ms = ms
+            self.screenshot = screenshot
+        }
+    }
+
+    /// A state the explorer reached: the page's url, the taps from the start page, the steps
+    /// that reached and left it, and how its path began (the start page as loaded, back by the
+    /// host's back, or a fresh session).
+    public struct State: Sendable, Equatable {
+        public var url: String
+        public var via: [String]
+        public var steps: Range<Int>
+        public var start: String
+
+        public init(url: String, via: [String], steps: Range<Int>, start: String) {
+            self.url = url
+            self.via = via
+            self.steps = steps
+            self.start = start
         }
     }
 
@@ -27,18 +48,34 @@ public struct CheckReport: Sendable {
     public var rows: [NavigationRow]
     public var budgetMs: Int?
     public var seconds: Double
+    /// Exploring: the states reached, the start page first; nil for a steps run.
+    public var states: [State]?
+    /// The screen once the start page settled, a `data:` URI.
+    public var startScreenshot: String?
 
-    public init(url: String, steps: [StepResult], findings: [Finding], rows: [NavigationRow], budgetMs: Int?, seconds: Double) {
+    public init(url: String, steps: [StepResult], findings: [Finding], rows: [NavigationRow], budgetMs: Int?, seconds: Double, states: [State]? = nil, startScreenshot: String? = nil) {
+        self.startScreenshot = startScreenshot
         self.url = url
         self.steps = steps
         self.findings = findings
         self.rows = rows
         self.budgetMs = budgetMs
         self.seconds = seconds
+        self.states = states
     }
 
-    /// The rules evaluated in this run (render-budget only with a budget).
-    public var rules: [Rule] { Rule.all.filter { $0 != .renderBudget || budgetMs != nil } }
+    /// The rules evaluated in this run (render-budget only with a budget, nothing-explored only
+    /// when exploring).
+    public var rules: [Rule] {
+        Rule.all.filter { ($0 != .renderBudget || budgetMs != nil) && ($0 != .nothingExplored || states != nil) }
+    }
+
+    /// What went wrong while a state was reached and left: its steps' failures and findings.
+    public func problems(of state: State) -> [String] {
+        let inState = { (step: Int) in state.steps.isEmpty ? step < 0 : state.steps.contains(step) }
+        return steps.filter { inState($0.index) && $0.failure != nil }.map { "step \($0.index + 1) failed: \($0.failure!)" }
+            + findings.filter { inState($0.step) }.map { "\($0.rule): \($0.message)" }
+    }
 
     /// App-aware: no rule broken and every step held.
     public var passed: Bool { findings.isEmpty && steps.allSatisfy { $0.failure == nil } }
@@ -58,6 +95,14 @@ public struct CheckReport: Sendable {
             l.enumerated().map { i, c in i == l.count - 1 ? c : c + String(repeating: " ", count: widths[i] - c.count) }.joined(separator: "  ")
         }
         if rows.isEmpty { out.append("(no navigation)") }
+        if let states {
+            out.append("explored \(states.count) state\(states.count == 1 ? "" : "s"):")
+            for (i, st) in states.enumerated() {
+                let via = st.via.isEmpty ? "the start page" : st.via.joined(separator: " → ")
+                let from = st.via.isEmpty ? "" : "; from \(st.start)"
+                out.append("  \(i + 1). \(short(st.url))  (\(via)\(from))\(problems(of: st).isEmpty ? "" : "  BROKEN")")
+            }
+        }
         for s in steps where s.failure != nil {
             out.append("step \(s.index + 1) failed: \(s.description): \(s.failure!)")
         }
@@ -65,11 +110,24 @@ public struct CheckReport: Sendable {
             out.append("BROKEN \(f.rule) (step \(f.step < 0 ? "-" : "\(f.step + 1)"), \(f.webview)): \(f.message)")
             for e in f.evidence { out.append("    " + e) }
         }
-        let broken = Set(findings.map(\.rule))
+        var advised = Set<String>()
+        for f in findings where advised.insert(f.rule).inserted {
+            if let a = Rule.all.first(where: { $0.id == f.rule })?.advice { out.append("to fix \(f.rule): \(a.text)") }
+        }
         out.append(passed
                    ? "app-aware: \(rules.count) rules kept over \(rows.count) navigation\(rows.count == 1 ? "" : "s") and \(steps.count) step\(steps.count == 1 ? "" : "s")"
-                   : "NOT app-aware: \(broken.count) rule\(broken.count == 1 ? "" : "s") broken (\(broken.sorted().joined(separator: ", ")))\(steps.contains { $0.failure != nil } ? ", \(steps.filter { $0.failure != nil }.count) step(s) failed" : "")")
+                   : "NOT app-aware: " + verdictParts.joined(separator: ", "))
         return out.joined(separator: "\n") + "\n"
+    }
+
+    /// What failed, in words: the rules broken, the steps failed.
+    var verdictParts: [String] {
+        let broken = Set(findings.map(\.rule))
+        let failedSteps = steps.filter { $0.failure != nil }.count
+        var parts: [String] = []
+        if !broken.isEmpty { parts.append("\(broken.count) rule\(broken.count == 1 ? "" : "s") broken (\(broken.sorted().joined(separator: ", ")))") }
+        if failedSteps > 0 { parts.append("\(failedSteps) step\(failedSteps == 1 ? "" : "s") failed") }
+        return parts
     }
 
     func short(_ url: String) -> String {
@@ -82,10 +140,22 @@ public struct CheckReport: Sendable {
 
     /// JUnit XML: one testsuite, a testcase per step and per rule, failures with their evidence.
     public var junit: String {
+        let states = self.states ?? []
         let failures = steps.filter { $0.failure != nil }.count + rules.filter { r in findings.contains { $0.rule == r.id } }.count
+            + states.filter { !problems(of: $0).isEmpty }.count
+        let tests = steps.count + rules.count + states.count
         var x = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        x += "<testsuites name=\"bridged check\" tests=\"\(steps.count + rules.count)\" failures=\"\(failures)\" errors=\"0\" time=\"\(seconds)\">\n"
-        x += "  <testsuite name=\"\(xml("bridged check " + url))\" tests=\"\(steps.count + rules.count)\" failures=\"\(failures)\" errors=\"0\" skipped=\"0\" time=\"\(seconds)\">\n"
+        x += "<testsuites name=\"bridged check\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" time=\"\(seconds)\">\n"
+        x += "  <testsuite name=\"\(xml("bridged check " + url))\" tests=\"\(tests)\" failures=\"\(failures)\" errors=\"0\" skipped=\"0\" time=\"\(seconds)\">\n"
+        for (i, st) in states.enumerated() {
+            let via = st.via.isEmpty ? "the start page" : st.via.joined(separator: " → ")
+            x += "    <testcase classname=\"states\" name=\"\(xml("\(i + 1). \(short(st.url)) (\(via))"))\" time=\"0\">"
+            let p = problems(of: st)
+            if !p.isEmpty {
+                x += "\n      <failure message=\"\(xml(p[0]))\" type=\"state\">\(xml(p.joined(separator: "\n")))</failure>\n    "
+            }
+            x += "</testcase>\n"
+        }
         for s in steps {
             x += "    <testcase classname=\"steps\" name=\"\(xml("\(s.index + 1). \(s.description)"))\" time=\"\(s.ms / 1000)\">"
             if let f = s.failure {
@@ -121,6 +191,7 @@ public struct CheckReport: Sendable {
             .stack{display:flex;gap:4px;margin:6px 0;flex-wrap:wrap} .item{border:2px solid #333;padding:4px 8px;font-family:monospace;background:#fff}
             .item.P{border-style:dashed;background:#eef} .item.W{background:#efe} .item.N{background:#fee}
             .snaps img{max-width:140px;border:1px solid #999;margin:2px} .step{border-top:1px solid #ddd;padding:6px 0}
+            img.screen{max-width:195px;border:1px solid #999;display:block;margin:4px 0} .advice{background:#fffbe6;border-left:3px solid #e0b000;padding:4px 8px}
             pre{background:#f6f6f6;padding:6px}
             </style></head><body>
             <h1>bridged check <code>\(xml(url))</code></h1>
@@ -140,8 +211,27 @@ public struct CheckReport: Sendable {
         if !findings.isEmpty {
             h += "<h2>Findings</h2>\n"
             for f in findings {
-                h += "<div class=\"step\"><b class=\"bad\">\(f.rule)</b> (step \(f.step < 0 ? "-" : "\(f.step + 1)"), \(xml(f.webview))): \(xml(f.message))<pre>\(xml(f.evidence.joined(separator: "\n")))</pre></div>\n"
+                h += "<div class=\"step\"><b class=\"bad\">\(f.rule)</b> (step \(f.step < 0 ? "-" : "\(f.step + 1)"), \(xml(f.webview))): \(xml(f.message))<pre>\(xml(f.evidence.joined(separator: "\n")))</pre>"
+                if let shot = screenshot(atStep: f.step) {
+                    h += "<img class=\"screen\" alt=\"the screen after step \(f.step + 1)\" src=\"\(shot)\">"
+                }
+                h += "</div>\n"
             }
+            h += "<h2>What to change</h2>\n"
+            for r in rules where findings.contains(where: { $0.rule == r.id }) {
+                guard let a = r.advice else { continue }
+                h += "<div class=\"advice\"><b><code>\(r.id)</code></b>: \(xml(a.text))"
+                if !a.snippet.isEmpty { h += "<pre>\(xml(a.snippet))</pre>" }
+                h += "</div>\n"
+            }
+        }
+        if let states {
+            h += "<h2>Explored states (\(states.count))</h2><table><tr><th>#</th><th>url</th><th>reached by</th><th>path began at</th><th>result</th></tr>\n"
+            for (i, st) in states.enumerated() {
+                let p = problems(of: st)
+                h += "<tr><td>\(i + 1)</td><td>\(xml(st.url))</td><td>\(xml(st.via.isEmpty ? "the start page" : st.via.joined(separator: " → ")))</td><td>\(xml(st.via.isEmpty ? "" : st.start))</td><td class=\"\(p.isEmpty ? "ok" : "bad")\">\(xml(p.isEmpty ? "ok" : p.joined(separator: "; ")))</td></tr>\n"
+            }
+            h += "</table>\n"
         }
         h += "<h2>Steps</h2>\n"
         for s in steps {
@@ -152,6 +242,7 @@ public struct CheckReport: Sendable {
                 h += "<span class=\"item \(item.first.map(String.init) ?? "")\">\(xml(String(item)))</span>"
             }
             h += "</div>"
+            if let shot = s.screenshot { h += "<img class=\"screen\" alt=\"the screen after step \(s.index + 1)\" src=\"\(shot)\">" }
             if !s.snapshots.isEmpty {
                 h += "<div class=\"snaps\">"
                 for snap in s.snapshots where snap.dataURI.hasPrefix("data:image/") {
@@ -163,6 +254,12 @@ public struct CheckReport: Sendable {
         }
         h += "<p>\(rows.count) navigations, \(steps.count) steps, \((seconds * 10).rounded() / 10) s.</p></body></html>\n"
         return h
+    }
+
+    /// The screenshot after a step (before the first step: the first one taken).
+    func screenshot(atStep i: Int) -> String? {
+        if i < 0 { return startScreenshot }
+        return steps.first { $0.index == i }?.screenshot
     }
 
     func xml(_ s: String) -> String {

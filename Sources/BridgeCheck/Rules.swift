@@ -16,8 +16,53 @@ public struct Rule: Equatable, Sendable {
     public static let pageError = Rule(id: "page-error", summary: "An uncaught exception or a console error during a navigation.")
     public static let renderBudget = Rule(id: "render-budget", summary: "A render slower than --budget-ms.")
 
+    public static let backStuck = Rule(id: "back-stuck", summary: "A back of the host changed nothing while the page was not at its start: the user is stuck.")
+    public static let loadFailed = Rule(id: "load-failed", summary: "A web view's page could not load.")
+    public static let nothingExplored = Rule(id: "nothing-explored", summary: "Exploring reached no state of the app but the start page.")
+
     public static let all: [Rule] = [domBeforeReply, pushWithoutNavigate, navigateOnPopOrReplace, renderTimeout,
-                                     noRenderAfterBack, backWrongState, externalLinkTrap, pageError, renderBudget]
+                                     noRenderAfterBack, backWrongState, externalLinkTrap, pageError, backStuck, loadFailed,
+                                     renderBudget, nothingExplored]
+
+    /// What to change in the app when the rule is broken, and a short snippet.
+    public var advice: (text: String, snippet: String)? { Rule.advice[id] }
+
+    static let navigationHook = """
+        // In the router's navigation hook (react-router, vue-router, Turbo, …), for a new entry only:
+        const bridge = window.__bridgedInjected?.bridge;   // or: import { connect } from "/bridge.js"
+        router.beforeEach(async (to, from, navigationType) => {
+          if (bridge && navigationType === "push") await bridge.pwaNavigate({ url: new URL(to.fullPath, location.href).href });
+        });
+        router.afterEach(() => requestAnimationFrame(() => bridge?.pwaRendered()));
+        """
+
+    static let advice: [String: (text: String, snippet: String)] = [
+        "dom-before-reply": ("Await the reply of pwa-navigate before the route renders: the host snapshots the old screen while it waits, so a DOM changed early makes the placeholder show the new state.", navigationHook),
+        "push-without-navigate": ("Send pwa-navigate before every history push (a link, router.push, a hash change that adds an entry), then pwa-rendered once the new route is drawn: without it the host has no placeholder to go back to.", navigationHook),
+        "navigate-on-pop-or-replace": ("Send pwa-navigate for new entries only: not for a replace (router.replace, a redirect) and not for a POP (the back and forward buttons, popstate).", """
+            window.addEventListener("popstate", () => { /* no pwa-navigate here: only render, then */ bridge.pwaRendered(); });
+            router.replace(url);   // no pwa-navigate for a replace either
+            """),
+        "render-timeout": ("Send pwa-rendered as soon as the new route is drawn (after the router's render, in a requestAnimationFrame), not only on a full load.", """
+            router.afterEach(() => requestAnimationFrame(() => bridge.pwaRendered()));
+            """),
+        "no-render-after-back": ("After the host's back the page gets a back event and goes back itself: send pwa-rendered once the previous route is drawn.", """
+            bridge.on("back", () => history.back());
+            window.addEventListener("popstate", () => requestAnimationFrame(() => bridge.pwaRendered()));
+            """),
+        "back-wrong-state": ("On the back event go back exactly one entry (history.back()), so the page shows the placeholder's url; do not navigate to a route of your own.", """
+            bridge.on("back", () => history.back());
+            """),
+        "external-link-trap": ("Send links to other origins outside the app: a routing configuration with external_links: open (bridged check --config FILE), or open them with the system browser.", """
+            # routing.yaml (bridged serve/check --config routing.yaml)
+            external_links: open
+            """),
+        "page-error": ("Fix the exception or console error the navigation raised (the evidence names it).", ""),
+        "back-stuck": ("The page moved to new entries the host does not know (no pwa-navigate), so the host's back has nothing to undo and the user cannot leave the page. Announce each push with pwa-navigate.", navigationHook),
+        "load-failed": ("The page could not load in the web view: check that the url answers (status, TLS, the server running) from the phone's network.", ""),
+        "render-budget": ("Draw the new route faster (lazy-load less before the first paint, render a skeleton), or raise --budget-ms.", ""),
+        "nothing-explored": ("Give the start page something a user can tap: <a href> links (also in open shadow roots), elements with href or routerLink, role=\"link\"; or run the check with --steps.", ""),
+    ]
 }
 
 /// One broken rule, with its evidence.
@@ -67,6 +112,8 @@ public enum Rules {
         out += backState(log, ignoring: Set(out.compactMap(\.placeholder)))
         out += externalLinks(log, options: options)
         out += pageErrors(log)
+        out += backStuck(log)
+        out += loadFailures(log)
         return out.sorted { ($0.step, $0.t) < ($1.step, $1.t) }
     }
 
@@ -234,11 +281,68 @@ public enum Rules {
             guard let other = origin(url), other.hasPrefix("http"), other != app else { continue }
             out.append(Finding(rule: .externalLinkTrap, step: o.step, webview: o.webview, t: o.t,
                                message: "\(o.webview) left the app for \(other) inside the web view (\(url)); open external links outside the app (routing: external_links: open)",
-                               evidence: ["\(ms(o.t)) \(url) loaded inside the app, app origin \(app ?? options.appOrigin)"]))
+                               evidence: ["\(ms(o.t)) \(url) opened inside the app, app origin \(app ?? options.appOrigin)"]))
         }
         // One finding per web view and url.
         var seen = Set<String>()
         return out.filter { seen.insert($0.webview + " " + $0.message).inserted }
+    }
+
+    /// back-stuck: a back that did nothing (`none`) while the top web view's page was not at
+    /// the url it started on.
+    static func backStuck(_ log: [Observation]) -> [Finding] {
+        var out: [Finding] = []
+        var start: [String: String] = [:]
+        var stackBefore = ""
+        for (i, o) in log.enumerated() {
+            switch o.kind {
+            case .location(let url, _):
+                if start[o.webview] == nil { start[o.webview] = url }
+            case .stack(let rendering, let cause):
+                stackBefore = rendering
+                if cause == "session.create" { start = [:] }  // a fresh session: web view ids start again
+            case .back("none", _, _):
+                guard let began = start[o.webview] else { continue }
+                for later in log[(i + 1)...] {
+                    if case .back = later.kind { break }
+                    if case .step = later.kind { break }
+                    guard later.webview == o.webview, case .location(let url, _) = later.kind else { continue }
+                    if comparable(url) != comparable(began) {
+                        out.append(Finding(rule: .backStuck, step: o.step, webview: o.webview, t: o.t,
+                                           message: "the user is stuck on \(path(url)): the host does not know the app's history (its back did nothing, \(o.webview) started at \(path(began)))",
+                                           evidence: ["\(ms(o.t)) back: none (the stack is \(stackBefore.isEmpty ? "one web view" : stackBefore): nothing below to go back to)",
+                                                      "\(ms(later.t)) the page still shows \(url)", "\(o.webview) started at \(began)"]))
+                    }
+                    break
+                }
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    /// load-failed: every `webview.failed`.
+    static func loadFailures(_ log: [Observation]) -> [Finding] {
+        log.compactMap { o in
+            guard case .loadFailed(let url, let reason) = o.kind else { return nil }
+            return Finding(rule: .loadFailed, step: o.step, webview: o.webview, t: o.t,
+                           message: "\(o.webview) could not load \(url): \(reason)",
+                           evidence: ["\(ms(o.t)) webview.failed {url: \(url), reason: \(reason)}"])
+        }
+    }
+
+    /// The path, query and fragment of a url (`/two/`), or the url when it has no origin.
+    static func path(_ url: String) -> String {
+        guard let o = origin(url), url.count > o.count else { return url }
+        return String(url.dropFirst(o.count))
+    }
+
+    /// A url for comparing states: without the claim parameters and a trailing `?` or `#`.
+    static func comparable(_ url: String) -> String {
+        var u = normalize(url)
+        if u.hasSuffix("#") { u.removeLast() }
+        return u
     }
 
     static func pageErrors(_ log: [Observation]) -> [Finding] {

@@ -38,9 +38,10 @@ public enum StackDiagram {
             switch result {
             case .tabOpened(let s, let w): return "the browser opened \(w)'s tab of \(s)"
             case .tabFailed(let s, let w, _, let reason): return "\(w)'s tab of \(s) failed: \(reason)"
-            case .snapshotTaken(_, let p, _): return "the browser took \(p)'s snapshot"
+            case .snapshotTaken(_, let w, _): return "the browser took \(w)'s snapshot"
             case .navigationStopped(let stop): return "the browser stopped \(stop.webview)'s navigation to \(stop.url)"
             case .historyTraversed(_, let w): return "\(w)'s page went back in its history"
+            case .urlChanged(_, let w, let url): return "\(w)'s page is at \(url)"
             case .answered(let r, _): return "the browser answered \(r)"
             case .browserCrashed: return "the browser crashed"
             }

@@ -13,14 +13,16 @@ enum HostLines {
         case .tabFailed(let s, let w, let url, let reason):
             o["what"] = "tab-failed"; o["session"] = .string(s); o["webview"] = .string(w.description)
             o["url"] = .string(url); o["reason"] = .string(reason)
-        case .snapshotTaken(let s, let p, let image):
-            o["what"] = "snapshot-taken"; o["session"] = .string(s); o["placeholder"] = .string(p.description)
+        case .snapshotTaken(let s, let w, let image):
+            o["what"] = "snapshot-taken"; o["session"] = .string(s); o["webview"] = .string(w.description)
             if let image { o["image"] = .string(Base64.encode(image)) }
         case .navigationStopped(let stop):
             o["what"] = "navigation-stopped"; o["session"] = .string(stop.session); o["webview"] = .string(stop.webview.description)
             writeRequest(stop, into: &o)
         case .historyTraversed(let s, let w):
             o["what"] = "history-traversed"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .urlChanged(let s, let w, let url):
+            o["what"] = "url-changed"; o["session"] = .string(s); o["webview"] = .string(w.description); o["url"] = .string(url)
         case .answered(let r, let answer):
             o["what"] = "answered"; o["c"] = .int(Int64(bitPattern: r.client.raw)); o["id"] = .int(r.id)
             switch answer {
@@ -51,8 +53,8 @@ enum HostLines {
             o["what"] = "close-tab"; o["session"] = .string(s); o["webview"] = .string(w.description)
         case .closeSession(let s):
             o["what"] = "close-session"; o["session"] = .string(s)
-        case .takeSnapshot(let s, let w, let p):
-            o["what"] = "take-snapshot"; o["session"] = .string(s); o["webview"] = .string(w.description); o["placeholder"] = .string(p.description)
+        case .takeSnapshot(let s, let w):
+            o["what"] = "take-snapshot"; o["session"] = .string(s); o["webview"] = .string(w.description)
         case .showOverlay(let s, let w, let image):
             o["what"] = "show-overlay"; o["session"] = .string(s); o["webview"] = .string(w.description)
             if let image { o["image"] = .string(Base64.encode(image)) }
@@ -131,10 +133,11 @@ enum HostLines {
         case "tab-failed":
             return .tabFailed(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"), reason: try r.string("reason"))
         case "snapshot-taken":
-            return .snapshotTaken(session: try r.string("session"), placeholder: try r.id("placeholder"), image: try r.base64("image"))
+            return .snapshotTaken(session: try r.string("session"), webview: try r.id("webview"), image: try r.base64("image"))
         case "navigation-stopped":
             let s = try r.string("session"), w = try r.id("webview")
             return .navigationStopped(try r.stop(session: s, webview: w, from: r))
+        case "url-changed": return .urlChanged(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"))
         case "history-traversed": return .historyTraversed(session: try r.string("session"), webview: try r.id("webview"))
         case "answered":
             let request = try r.request()
@@ -162,7 +165,7 @@ enum HostLines {
         case "close-tab": return .closeTab(session: try r.string("session"), webview: try r.id("webview"))
         case "close-session": return .closeSession(session: try r.string("session"))
         case "take-snapshot":
-            return .takeSnapshot(session: try r.string("session"), webview: try r.id("webview"), placeholder: try r.id("placeholder"))
+            return .takeSnapshot(session: try r.string("session"), webview: try r.id("webview"))
         case "show-overlay": return .showOverlay(session: try r.string("session"), webview: try r.id("webview"), image: try r.base64("image"))
         case "remove-overlay": return .removeOverlay(session: try r.string("session"), webview: try r.id("webview"))
         case "evaluate":

@@ -185,6 +185,30 @@ static inline void bridged_uv_timer_close(bridged_uv_timer_t *b) {
 }
 
 
+/* The descriptor of lws's wake-up pipe (eventfd) on `loop`: the one libuv poll watcher whose
+ * descriptor is not a socket; -1 when there is none. (See bridged_wire_hold_on_close.) */
+#include <sys/stat.h>
+static inline void bridged__uv_find_pipe(uv_handle_t *h, void *arg) {
+    int *out = (int *)arg;
+    if (*out >= 0 || h->type != UV_POLL) return;
+    uv_os_fd_t fd;
+    struct stat st;
+    if (uv_fileno(h, &fd) == 0 && fstat(fd, &st) == 0 && !S_ISSOCK(st.st_mode)) *out = fd;
+}
+static inline int bridged_uv_pipe_fd(void *loop) {
+    int fd = -1;
+    uv_walk((uv_loop_t *)loop, bridged__uv_find_pipe, &fd);
+    return fd;
+}
+
+/* Hands the heap's free pages back to the system (glibc; a no-op elsewhere). */
+#if defined(__GLIBC__)
+#include <malloc.h>
+static inline void bridged_malloc_trim(void) { (void)malloc_trim(0); }
+#else
+static inline void bridged_malloc_trim(void) {}
+#endif
+
 /* Bytes lws holds for the connection that the socket did not take yet (0: none). */
 static inline int bridged_lws_has_buffered_out(struct lws *wsi) { return lws_partial_buffered(wsi); }
 

@@ -7,6 +7,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -57,6 +58,7 @@ static inline __attribute__((always_inline)) long scan_frames(bridged_wire_state
     while (i < n) {
         if (have == 0 && rem == 0 && n - i >= 14) {
             /* Fast path: a whole header (at most 14 bytes) is in the buffer. */
+            if ((buf[i] & 0x0f) == 0x9) s->flags |= BRIDGED_WIRE_PING_SEEN;
             uint8_t b1 = buf[i + 1];
             if (!(b1 & 0x80)) {
                 s->phase = BRIDGED_WIRE_FAILED;
@@ -89,7 +91,8 @@ static inline __attribute__((always_inline)) long scan_frames(bridged_wire_state
                 rem = 0;
                 continue;
             }
-            /* byte 0 (FIN, RSV, opcode: libwebsockets checks them) */
+            /* byte 0 (FIN, RSV, opcode: libwebsockets checks them; a ping is noted) */
+            if ((buf[i] & 0x0f) == 0x9) s->flags |= BRIDGED_WIRE_PING_SEEN;
             start = i;
             have = 1;
             i++;
@@ -134,7 +137,10 @@ typedef struct slot {
     bridged_wire_state_t st;
     void *owner;
     uint64_t id;
+    uint8_t held; /* HOLD_*: see bridged_wire_hold_on_close */
 } slot_t;
+
+enum { HOLD_NONE = 0, HOLD_ARMED = 1, HOLD_PLACEHOLDER = 2 };
 
 static slot_t slots[SLOTS];
 static bridged_wire_fail_fn fail_hook;
@@ -149,7 +155,7 @@ static inline bridged_wire_state_t load_state(slot_t *sl) {
     s.phase = LOAD(sl->st.phase);
     s.have = LOAD(sl->st.have);
     s.need = LOAD(sl->st.need);
-    s.pad = 0;
+    s.flags = LOAD(sl->st.flags);
     s.head_bytes = LOAD(sl->st.head_bytes);
     s.remaining = LOAD(sl->st.remaining);
     return s;
@@ -160,6 +166,7 @@ static inline void store_state(slot_t *sl, const bridged_wire_state_t *s) {
     STORE(sl->st.need, s->need);
     STORE(sl->st.head_bytes, s->head_bytes);
     STORE(sl->st.remaining, s->remaining);
+    STORE(sl->st.flags, s->flags);
     STORE(sl->st.phase, s->phase);
 }
 
@@ -214,6 +221,16 @@ void bridged_wire_established(int fd, void *owner, uint64_t id) {
 void bridged_wire_closing(int fd) {
     slot_t *sl = slot_for(fd);
     if (sl && LOAD(sl->st.phase) == BRIDGED_WIRE_FAILED) STORE(sl->st.phase, BRIDGED_WIRE_CLOSING);
+}
+
+int bridged_wire_ping_pending(int fd) {
+    slot_t *sl = slot_for(fd);
+    return sl && (LOAD(sl->st.flags) & BRIDGED_WIRE_PING_SEEN) ? 1 : 0;
+}
+
+void bridged_wire_ping_answered(int fd) {
+    slot_t *sl = slot_for(fd);
+    if (sl && LOAD(sl->st.flags)) STORE(sl->st.flags, 0);
 }
 
 int bridged_wire_phase(int fd) {
@@ -280,6 +297,7 @@ static ssize_t tracked(slot_t *sl, recv_fn r, int fd, uint8_t *buf, size_t len, 
         if (n <= 0) return n;
         long ok = scan_frames(&s, buf, (size_t)n);
         if (__builtin_expect(ok == n, 1)) {
+            STORE(sl->st.flags, s.flags);
             STORE(sl->st.have, s.have);
             STORE(sl->st.need, s.need);
             STORE(sl->st.remaining, s.remaining);
@@ -353,6 +371,24 @@ extern int __interceptor_close(int) __attribute__((weak));
 static int syscall_close(int fd) { return (int)syscall(SYS_close, fd); }
 
 static close_fn real_close_fn;
+static close_fn real_close(void);
+
+/* A close of a held descriptor (bridged_wire_hold_on_close): the first replaces it with
+ * /dev/null in one step (dup3 closes the old file and reuses the number), the second closes
+ * that placeholder, after which the number may be reused safely. */
+static int close_held(slot_t *sl, close_fn f, int fd) {
+    if (LOAD(sl->held) == HOLD_ARMED) {
+        int p = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (p >= 0 && dup3(p, fd, O_CLOEXEC) == fd) {
+            (void)f(p);
+            STORE(sl->held, HOLD_PLACEHOLDER);
+            return 0;
+        }
+        if (p >= 0) (void)f(p);
+    }
+    STORE(sl->held, HOLD_NONE);
+    return f(fd);
+}
 
 static close_fn real_close(void) {
     close_fn f = __atomic_load_n(&real_close_fn, __ATOMIC_ACQUIRE);
@@ -373,9 +409,25 @@ static close_fn real_close(void) {
 
 int close(int fd) {
     close_fn f = real_close();
-    if ((unsigned)fd < SLOTS && LOAD(slots[fd].st.phase) != BRIDGED_WIRE_UNTRACKED)
-        STORE(slots[fd].st.phase, BRIDGED_WIRE_UNTRACKED);
+    if ((unsigned)fd < SLOTS) {
+        slot_t *sl = &slots[fd];
+        if (LOAD(sl->st.phase) != BRIDGED_WIRE_UNTRACKED) STORE(sl->st.phase, BRIDGED_WIRE_UNTRACKED);
+        if (__builtin_expect(LOAD(sl->held) != HOLD_NONE, 0)) return close_held(sl, f, fd);
+    }
     return f(fd);
+}
+
+void bridged_wire_hold_on_close(int fd) {
+    slot_t *sl = slot_for(fd);
+    if (sl) STORE(sl->held, HOLD_ARMED);
+}
+
+void bridged_wire_release_held(int fd) {
+    slot_t *sl = slot_for(fd);
+    if (!sl) return;
+    uint8_t held = LOAD(sl->held);
+    STORE(sl->held, HOLD_NONE);
+    if (held == HOLD_PLACEHOLDER) (void)real_close()(fd);
 }
 
 /* Resolved at load, so that a child between fork and exec (which may only call async-signal-safe

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeProtocol
 
 /// `bridged`: the root command. Without a subcommand name it runs `serve`, so
 /// `bridged --port 0 --static DIR` and `bridged serve --port 0 --static DIR` are the same.
@@ -11,6 +12,7 @@ struct BridgedCommand: ParsableCommand {
         commandName: "bridged",
         abstract: "The native side of a hybrid app: navigation stacks for web pages over WebSocket.",
         discussion: "Without a subcommand, bridged runs `serve` with the options given.",
+        version: BridgedVersion.string,
         subcommands: [
             ServeCommand.self,
             OpenCommand.self,

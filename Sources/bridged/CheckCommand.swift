@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeBrowser
 import BridgeCheck
 import Foundation
 
@@ -17,8 +18,9 @@ struct CheckCommand: ParsableCommand {
         abstract: "Check that a PWA is app-aware in a real browser session: a verdict, a JUnit file, an HTML report, a trace.",
         discussion: """
             Exit status: 0 the app is app-aware (no rule broken, every step held), 1 a rule is \
-            broken or a step failed, 2 the check could not run (bad arguments, page unreachable, \
-            no Chromium). The rules and the steps format are in docs/CHECK.md.
+            broken, a step failed or exploring reached nothing but the start page, 2 the check \
+            could not run (bad arguments, page unreachable, the start page answered an HTTP error \
+            or did not load, no Chromium). The rules and the steps format are in docs/CHECK.md.
             """)
 
     @Argument(help: ArgumentHelp("The app's start page (http or https).", valueName: "url"))
@@ -48,8 +50,22 @@ struct CheckCommand: ParsableCommand {
     @Flag(help: "The check's Chromium also listens for DevTools on a loopback port (see `serve --devtools`); its url is printed on stderr as `devtools ws://…` before the check runs.")
     var devtools: Bool = false
 
-    @Option(name: .customLong("timeout-s"), help: "How long a page may take to load or settle before the check gives up (1...600).")
+    @Option(name: .customLong("timeout-s"), help: "How long a page may take to load, or a step to settle (document loaded, no fetch/XHR in flight, 250 ms still), before the check gives up (1...600).")
     var timeoutS: Int = 30
+
+    @Option(help: ArgumentHelp("A routing configuration (YAML, as bridged serve --config): routes and external_links.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .customLong("user-agent-suffix"), help: "Appended to the tabs' user agent, as the app's web view does (default: Astro App/1.0).")
+    var userAgentSuffix: String?
+
+    @Option(help: ArgumentHelp("The phone screen the tabs emulate, in CSS pixels (default 390x844); narrower than 800 gets Chromium's mobile user agent, wider its desktop one.", valueName: "WxH"))
+    var viewport: String?
+
+    @Option(help: ArgumentHelp("The native shell the app is written for: astro or hotwire-native.", valueName: "name"))
+    var profile: String = "astro"
+
+    static let profiles = ["astro", "hotwire-native"]
 
     static let maxStatesLimit = 1000
 
@@ -65,6 +81,11 @@ struct CheckCommand: ParsableCommand {
         if let b = budgetMs, b < 1 { throw fail("--budget-ms must be at least 1 (got \(b))") }
         guard (1...Self.maxStatesLimit).contains(maxStates) else { throw fail("--max-states must be between 1 and \(Self.maxStatesLimit) (got \(maxStates))") }
         guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
+        guard Self.profiles.contains(profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
+        if let viewport, BrowserOptions.parseViewport(viewport) == nil {
+            throw fail("--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
+        }
+        if let config, FileManager.default.contents(atPath: config) == nil { throw fail("cannot read the routing configuration \(config)") }
         var parsedSteps: [Step]?
         if let steps {
             guard let data = FileManager.default.contents(atPath: steps), let text = String(data: data, encoding: .utf8) else {
@@ -89,7 +110,11 @@ struct CheckCommand: ParsableCommand {
         let recordDir = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         let daemon: DaemonChild
         do {
-            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools)
+            var extra: [String] = []
+            if let config { extra += ["--config", config] }
+            if let userAgentSuffix { extra += ["--user-agent-suffix", userAgentSuffix] }
+            if let viewport { extra += ["--viewport", viewport] }
+            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra)
         } catch {
             throw fail("cannot start the daemon: \(error)")
         }
@@ -99,6 +124,7 @@ struct CheckCommand: ParsableCommand {
         }
         var options = CheckOptions(url: url, steps: parsedSteps, budgetMs: budgetMs, maxStates: maxStates, host: "127.0.0.1", port: daemon.port)
         options.timeout = Double(timeoutS)
+        options.profile = profile
         let result: CheckReport
         do {
             result = try CheckRunner(options).run()
@@ -150,7 +176,7 @@ final class DaemonChild {
 
     private init(stderrPath: String) { self.stderrPath = stderrPath }
 
-    static func start(record: String?, chromium: String?, devtools: Bool = false) throws -> DaemonChild {
+    static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = []) throws -> DaemonChild {
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
         FileManager.default.createFile(atPath: errPath, contents: nil)
         let d = DaemonChild(stderrPath: errPath)
@@ -159,7 +185,7 @@ final class DaemonChild {
         if let record { args += ["--record", record] }
         if let chromium { args += ["--chromium", chromium] }
         if devtools { args.append("--devtools") }
-        d.process.arguments = args
+        d.process.arguments = args + extra
         let out = Pipe()
         d.process.standardOutput = out
         d.process.standardError = FileHandle(forWritingAtPath: errPath)

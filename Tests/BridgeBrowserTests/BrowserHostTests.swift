@@ -111,6 +111,8 @@ final class BrowserHostTests: XCTestCase {
         let ua = try await host.evaluate(session: "s1", webview: .webview(1), expression: "navigator.userAgent")
         XCTAssertTrue(ua.stringValue?.hasSuffix(" Astro App/1.0") == true, "\(ua)")
         XCTAssertFalse(ua.stringValue?.contains("Headless") == true, "\(ua)")
+        // A phone's: Chromium's Android form, with Mobile.
+        XCTAssertTrue(ua.stringValue?.contains("(Linux; Android 10; K)") == true && ua.stringValue?.contains(" Mobile Safari/") == true, "\(ua)")
         let size = try await host.evaluate(session: "s1", webview: .webview(1), expression: "[innerWidth, innerHeight, navigator.maxTouchPoints > 0]")
         XCTAssertEqual(size, [390, 844, true])
         let promised = try await host.evaluate(session: "s1", webview: .webview(1), expression: "new Promise(r => setTimeout(() => r({a: [1, 'x']}), 10))")
@@ -234,5 +236,26 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(liveProcesses(inGroup: pid), [], "so is the crashed one's group")
         let none = await host.chromiumPID
         XCTAssertNil(none)
+    }
+}
+
+final class UserAgentTests: XCTestCase {
+    let chromium = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/156.0.7000.1 Safari/537.36"
+
+    func testAPhoneViewportGetsChromiumsMobileUserAgent() {
+        XCTAssertEqual(BrowserOptions.userAgent(chromium: chromium, phone: true),
+                       "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.7000.1 Mobile Safari/537.36")
+        XCTAssertEqual(BrowserOptions.userAgent(chromium: chromium, phone: false),
+                       "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.7000.1 Safari/537.36")
+        XCTAssertEqual(BrowserOptions.phoneClientHints(userAgent: chromium)["brands"]?[0]?["version"], "156")
+    }
+
+    func testPhoneIsNarrowerThan800() {
+        var o = BrowserOptions()
+        XCTAssertTrue(o.isPhone)
+        o.viewportWidth = BrowserOptions.phoneMaxWidth
+        XCTAssertTrue(o.isPhone)
+        o.viewportWidth = BrowserOptions.phoneMaxWidth + 1
+        XCTAssertFalse(o.isPhone)
     }
 }

@@ -62,33 +62,42 @@ import Testing
     @Test func pwaNavigateIsAnsweredAfterItsSnapshot() throws {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.withPage(&h)
+        let before = h.bridge
+        let navID = h.nextID
         #expect(h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"]) == .null)
-        #expect(h.hostCalls.contains(.takeSnapshot(session: sid, webview: .webview(1), placeholder: .placeholder(1))))
-        #expect(h.stackIDs(sid) == "P1 W1", "the stack changed at once")
-        #expect(h.events(ctl, "stack.changed").count == 1, "controllers hear of it at once")
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        // Nothing changed but the wait: the stack is as it was until the picture is taken.
+        var expected = before
+        expected.held[page.client] = HeldConnection(wait: .snapshot(session: sid, webview: .webview(1),
+                                                                     navigate: PendingNavigate(id: navID, url: "http://h/a/#/b", title: nil)))
+        #expect(h.bridge == expected)
+        #expect(h.stackIDs(sid) == "W1")
 
         // A later frame of the page waits: the Bridge keeps it, and nothing else changes.
-        let before = h.bridge
+        let waiting = h.bridge
         h.raw(page.client, #"{"id":50,"method":"ping","params":{}}"#)
-        var expected = before
+        expected = waiting
         expected.held[page.client]!.inbound.append(Array(#"{"id":50,"method":"ping","params":{}}"#.utf8))
         #expect(h.bridge == expected)
         #expect(h.inbox[page.client]!.isEmpty)
 
         // Results that answer nothing change nothing.
-        let waiting = h.bridge
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(7), image: [1]))
-        h.host(.snapshotTaken(session: "s-none", placeholder: .placeholder(1), image: [1]))
+        let still = h.bridge
+        h.host(.snapshotTaken(session: sid, webview: .webview(7), image: [1]))
+        h.host(.snapshotTaken(session: "s-none", webview: .webview(1), image: [1]))
         h.host(.answered(HostRequest(client: page.client, id: 50), .done))
-        #expect(h.bridge == waiting)
+        #expect(h.bridge == still)
 
         let jpeg: [UInt8] = [0xFF, 0xD8, 0x01, 0xFF, 0xD9]
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: jpeg))
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: jpeg))
         let frames = h.take(page.client)
-        #expect(frames.map { $0["id"] } == [.int(h.nextID - 1), 50], "the pwa-navigate reply, then the ping's")
+        #expect(frames.map { $0["id"] } == [.int(navID), 50], "the pwa-navigate reply, then the ping's")
         #expect(frames.first?["result"]?["placeholder"] == "P1")
+        #expect(h.stackIDs(sid) == "P1 W1")
         #expect(!h.bridge.isHeld(page.client))
         #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == jpeg)
+        // Controllers hear of the stack once the picture exists.
+        #expect(h.events(ctl, "stack.changed").count == 1)
         let snap = h.request(ctl, "placeholder.snapshot", ["session": .string(sid), "placeholder": "P1"])
         #expect(snap["result"]?["mimeType"] == "image/jpeg")
         #expect(snap["result"]?["data"] == .string(Base64.encode(jpeg)))
@@ -99,25 +108,28 @@ import Testing
         var h = BridgeHarness()
         let (_, sid, page) = Self.withPage(&h)
         h.event(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
-        #expect(h.hostCalls.contains(.takeSnapshot(session: sid, webview: .webview(1), placeholder: .placeholder(1))))
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
         h.raw(page.client, #"{"id":51,"method":"ping","params":{}}"#)
         #expect(h.inbox[page.client]!.isEmpty)
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: nil))
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: nil))
         #expect(h.take(page.client).map { $0["id"] } == [51])
+        #expect(h.stackIDs(sid) == "P1 W1")
         // No image: the placeholder has no snapshot, and says so.
         let r = h.request(h.controller(), "placeholder.snapshot", ["session": .string(sid), "placeholder": "P1"])
         #expect(r["error"]?["code"] == "browser-error")
     }
 
-    /// A controller asking for a snapshot being taken gets it once it is.
-    @Test func placeholderSnapshotWaitsForASnapshotBeingTaken() {
+    /// A waiting `pwa-navigate` that is no longer possible when the picture comes is refused then.
+    @Test func aWaitingPWANavigateIsCheckedAgain() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.withPage(&h)
-        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
         let id = h.nextID
-        #expect(h.request(ctl, "placeholder.snapshot", ["session": .string(sid), "placeholder": "P1"]) == .null)
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [7, 7]))
-        #expect(h.take(ctl).first { $0["id"] == .int(id) }?["result"]?["data"] == .string(Base64.encode([7, 7])))
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        // The session closes meanwhile: the page was sent away.
+        h.request(ctl, "session.close", ["session": .string(sid)])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.bridge.engine(of: sid) == nil)
+        #expect(!(h.inbox[page.client] ?? []).contains { $0["id"] == .int(id) && $0["result"] != nil })
     }
 
     /// A request the browser answers: the controller's next request waits, replies in order.
@@ -160,7 +172,7 @@ import Testing
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.withPage(&h)
         h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [1]))
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
         _ = h.take(ctl)
         let refused: [(String, JSONObject, String)] = [
             ("webview.evaluate", ["webview": "W9", "expression": "1"], "unknown-webview"),
@@ -261,6 +273,20 @@ import Testing
         #expect(h.stackIDs(sid) == "W1", "the root stays")
     }
 
+    /// A page that moved within its document without telling: its web view's url follows.
+    @Test func aURLChangeIsThePagesPWANavigated() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.withPage(&h)
+        h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/#/x"))
+        #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/#/x")
+        #expect(h.events(ctl, "pwa-navigated").map { $0["params"] } == [["session": .string(sid), "webview": "W1", "url": "http://h/a/#/x", "source": "browser"]])
+        // The same url again, or a web view with no page: nothing changes.
+        let before = h.bridge
+        h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/#/x"))
+        h.host(.urlChanged(session: sid, webview: .webview(5), url: "http://h/y"))
+        #expect(h.bridge == before)
+    }
+
     @Test func aBrowserCrashIsAnEvent() {
         var h = BridgeHarness()
         let (ctl, sid, _) = Self.withPage(&h)
@@ -273,7 +299,7 @@ import Testing
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.withPage(&h)
         h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [5]))
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [5]))
         #expect(h.hostCalls.last == .showOverlay(session: sid, webview: .webview(1), image: nil))
         h.request(page.client, "pwa-rendered")
         #expect(h.hostCalls.last == .removeOverlay(session: sid, webview: .webview(1)))
@@ -293,7 +319,7 @@ import Testing
         let (_, sid, page) = Self.withPage(&h)
         for (i, bytes) in [[UInt8](repeating: 1, count: 2), [2, 2], [3]].enumerated() {
             h.request(page.client, "pwa-navigate", ["url": .string("http://h/a/#/\(i)")])
-            h.host(.snapshotTaken(session: sid, placeholder: .placeholder(i + 1), image: bytes))
+            h.host(.snapshotTaken(session: sid, webview: .webview(1), image: bytes))
         }
         #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == nil)
         #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(2)) == [2, 2])
@@ -308,8 +334,10 @@ import Testing
         h.raw(page.client, #"{"id":9,"method":"ping","params":{}}"#)
         h.disconnect(page.client)
         #expect(!h.bridge.isHeld(page.client))
-        h.host(.snapshotTaken(session: sid, placeholder: .placeholder(1), image: [1]))
-        #expect(h.bridge.snapshot(session: sid, placeholder: .placeholder(1)) == [1])
+        let before = h.bridge
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.bridge == before, "its pwa-navigate went with it")
+        #expect(h.stackIDs(sid) == "W1")
     }
 
     @Test func base64RoundTrips() {

@@ -11,13 +11,15 @@ import Testing
         ("bridge_", true),
         ("x?bridge_session=s-1", true),
         ("http://h/a?b=bridge_x#frag", true),
-        ("http://h/bridge-x?q=bridgE_", false),
+        ("http://h/bridge-x?q=bridgE_", true),
+        ("http://h/bridge-x?q=bridge", false),
+        ("http://h/a%20b", true),
         ("http://h/ünïcødé/bridge_token", true),
         ("http://h/ünïcødé/bridg", false),
     ])
     func claimScanAgreesWithContains(_ url: String, _ expected: Bool) {
         #expect(PageURL.mayCarryClaim(url) == expected)
-        #expect(PageURL.mayCarryClaim(url) == url.contains("bridge_"))
+        #expect(PageURL.mayCarryClaim(url) == (url.lowercased().contains("bridge_") || url.contains("%")))
     }
 
     @Test func stripClaimKeepsEverythingElse() {

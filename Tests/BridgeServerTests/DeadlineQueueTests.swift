@@ -37,6 +37,25 @@ import Testing
         check(q.nextDeadline() == 5)
     }
 
+    @Test func aKeyCancelledAndQueuedAgainFiresOnceAtItsNewDeadline() {
+        var q = DeadlineQueue<String>()
+        check(q.push("a", deadline: 10))
+        check(q.push("b", deadline: 11))
+        check(q.cancel("a"))
+        check(q.push("a", deadline: 12))
+        check(!q.push("a", deadline: 13))  // live again
+        check(q.count == 2)
+        check(q.nextDeadline() == 11)
+        check(q.popDue(now: 11) == ["b"])
+        check(q.cancel("a"))
+        check(q.push("a", deadline: 14))
+        check(q.popDue(now: 13) == [])
+        check(q.popDue(now: 14) == ["a"])
+        check(!q.cancel("a"))
+        check(q.count == 0)
+        check(q.nextDeadline() == nil)
+    }
+
     @Test func cancelledHeadsDoNotHideLaterKeys() {
         var q = DeadlineQueue<Int>()
         for k in 0..<10_000 { check(q.push(k, deadline: Int64(k))) }

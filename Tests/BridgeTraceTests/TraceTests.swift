@@ -294,11 +294,12 @@ struct Recording {
         let results: [HostResult] = [
             .tabOpened(session: "s-1", webview: .webview(1)),
             .tabFailed(session: "s-1", webview: .webview(2), url: "http://127.0.0.1:9/down", reason: "net::ERR_CONNECTION_REFUSED"),
-            .snapshotTaken(session: "s-1", placeholder: .placeholder(1), image: [0xFF, 0xD8, 1, 2, 0xFF, 0xD9]),
-            .snapshotTaken(session: "s-1", placeholder: .placeholder(2), image: nil),
+            .snapshotTaken(session: "s-1", webview: .webview(1), image: [0xFF, 0xD8, 1, 2, 0xFF, 0xD9]),
+            .snapshotTaken(session: "s-1", webview: .webview(2), image: nil),
             .navigationStopped(post),
             .navigationStopped(NavigationStop(session: "s-1", webview: .webview(1), url: "tt://x", disposition: .customScheme)),
             .historyTraversed(session: "s-1", webview: .webview(2)),
+            .urlChanged(session: "s-1", webview: .webview(1), url: "http://h/#x"),
             .answered(r, .value(["a": [1, 2, ["b": true]]])), .answered(r, .done), .answered(r, .image([1, 2, 3])), .answered(r, .failed("no")),
             .browserCrashed(sessions: ["s-1", "s-2"]),
         ]
@@ -306,7 +307,7 @@ struct Recording {
             .openTab(session: "s-1", webview: .webview(1), url: "http://h/", token: "t", post: nil, root: true),
             .openTab(session: "s-1", webview: .webview(2), url: "http://h/f", token: "u", post: post, root: false),
             .closeTab(session: "s-1", webview: .webview(2)), .closeSession(session: "s-1"),
-            .takeSnapshot(session: "s-1", webview: .webview(1), placeholder: .placeholder(1)),
+            .takeSnapshot(session: "s-1", webview: .webview(1)),
             .showOverlay(session: "s-1", webview: .webview(1), image: [9]), .showOverlay(session: "s-1", webview: .webview(1), image: nil),
             .removeOverlay(session: "s-1", webview: .webview(1)),
             .evaluate(r, session: "s-1", webview: .webview(1), expression: "1+1"),

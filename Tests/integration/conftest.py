@@ -139,7 +139,10 @@ def _drain(stream) -> None:
     threading.Thread(target=run, daemon=True).start()
 
 
-def start_daemon(*args: str, env: dict | None = None, timeout: float = 15.0) -> Daemon:
+def start_daemon(*args: str, env: dict | None = None, timeout: float = 15.0,
+                 command: list[str] | None = None) -> Daemon:
+    """`command`: what runs instead of `[bridged_bin()]` (a wrapper and its binary, e.g. in
+    test_deb.py); it must exec the daemon, so that the process is the daemon itself."""
     argv = list(args)
     if "--port" not in argv:
         argv = ["--port", "0", *argv]
@@ -148,7 +151,7 @@ def start_daemon(*args: str, env: dict | None = None, timeout: float = 15.0) -> 
     full_env.pop("BRIDGED_TOKEN", None)
     if env:
         full_env.update(env)
-    proc = subprocess.Popen([bridged_bin(), *argv], stdout=subprocess.PIPE, stderr=stderr_file,
+    proc = subprocess.Popen([*(command or [bridged_bin()]), *argv], stdout=subprocess.PIPE, stderr=stderr_file,
                             stdin=subprocess.DEVNULL, env=full_env)
     stderr_file.close()
     line = _read_first_line(proc, timeout)

@@ -6,7 +6,7 @@ import {
   Bridge, BridgeError, connect, createBridge, installAstroShim,
   stripClaim, addClaim, claimFromUrl, resolveBridgeUrl, sessionSocketUrl, CLAIM_PARAMS,
 } from "../bridge.js";
-import { makeSocketClass, makeTimers, makePage, element, domEvent, helloResult } from "./fakes.js";
+import { makeSocketClass, makeTimers, makePage, makeStorage, element, domEvent, helloResult } from "./fakes.js";
 
 const APP = "http://127.0.0.1:8787/app/";
 const quiet = { warn() {}, error() {} };
@@ -610,6 +610,94 @@ describe("the page's lifecycle", () => {
     }
     const { ws } = setup();
     assert.equal(handshake(ws()).params.history, undefined, "no claim, nothing to say");
+  });
+
+  test("a document Back/Forward loads at a pushed entry claims the web view remembered for it", async () => {
+    const storage = makeStorage();
+    // The first document: a new session, two states pushed without the claim, then left.
+    const first = setup({ options: { sessionStorage: storage } });
+    handshake(first.ws(), helloResult({ session: "s-7", webview: "W1", token: "t1" }));
+    first.page.history.pushState({}, "", APP + "?view=1");
+    first.page.window.dispatch("popstate", {}); // (a browser would fire currententrychange)
+    first.page.history.pushState({}, "", APP + "?view=2");
+    first.bridge.pwaRendered().catch(() => {}); // rejected by the pagehide below
+    first.page.window.dispatch("pagehide", { persisted: false });
+    assert.ok(!(storage.getItem("bridged.claims") ?? "").includes("bridge_"), "the store holds no URL with a claim");
+
+    // The browser's Back reloads the tab at ?view=1: the claim comes from the tab's memory.
+    const page = makePage(APP + "?view=1");
+    page.window.performance = { getEntriesByType: () => [{ type: "back_forward" }] };
+    const WebSocket = makeSocketClass();
+    createBridge({ WebSocket, url: "ws://h/bridge", window: page.window, document: page.document, console: quiet,
+      sessionStorage: storage });
+    assert.match(WebSocket.last.url, /session=s-7/, "the upgrade names the session (routing)");
+    const hello = handshake(WebSocket.last, helloResult({ session: "s-7", webview: "W1", token: "t1", url: APP + "?view=1" }));
+    assert.deepEqual([hello.params.session, hello.params.webview, hello.params.token, hello.params.history],
+      ["s-7", "W1", "t1", true]);
+    assert.equal(hello.params.url, APP + "?view=1");
+  });
+
+  test("a remembered claim is used only when the document came by history", async () => {
+    const storage = makeStorage();
+    const first = setup({ options: { sessionStorage: storage } });
+    handshake(first.ws(), helloResult({ session: "s-7" }));
+    for (const type of ["navigate", "reload"]) {
+      const page = makePage(APP);
+      page.window.performance = { getEntriesByType: () => [{ type }] };
+      const WebSocket = makeSocketClass();
+      createBridge({ WebSocket, url: "ws://h/bridge", window: page.window, document: page.document, console: quiet,
+        sessionStorage: storage });
+      const hello = handshake(WebSocket.last);
+      assert.equal(hello.params.session, undefined, type);
+    }
+    const page = makePage(APP);
+    page.window.performance = { getEntriesByType: () => [{ type: "back_forward" }] };
+    const WebSocket = makeSocketClass();
+    createBridge({ WebSocket, url: "ws://h/bridge", window: page.window, document: page.document, console: quiet,
+      sessionStorage: storage, rememberClaims: false });
+    assert.equal(handshake(WebSocket.last).params.session, undefined, "rememberClaims: false");
+  });
+
+  test("a refused remembered claim is forgotten and a new session starts", async () => {
+    const storage = makeStorage();
+    const first = setup({ options: { sessionStorage: storage } });
+    handshake(first.ws(), helloResult({ session: "s-gone" }));
+    const page = makePage(APP);
+    page.window.performance = { getEntriesByType: () => [{ type: "back_forward" }] };
+    const WebSocket = makeSocketClass();
+    const bridge = createBridge({ WebSocket, url: "ws://h/bridge", window: page.window, document: page.document,
+      console: quiet, sessionStorage: storage });
+    const refused = WebSocket.last;
+    refused.open();
+    const hello = refused.sent.at(-1);
+    assert.equal(hello.params.session, "s-gone");
+    refused.receive({ id: hello.id, error: { code: "not-allowed", message: "wrong token" } });
+    assert.equal(WebSocket.instances.length, 2, "a fresh connection");
+    const again = handshake(WebSocket.last, helloResult({ session: "s-new" }));
+    assert.equal(again.params.session, undefined);
+    await bridge.ready;
+    assert.equal(bridge.session, "s-new");
+    assert.ok(storage.getItem("bridged.claims").includes("s-new"));
+    assert.ok(!storage.getItem("bridged.claims").includes("s-gone"));
+  });
+
+  test("the tab's memory keeps the newest 64 entries and survives a broken store", async () => {
+    const storage = makeStorage();
+    for (let n = 0; n < 70; n++) {
+      const { ws } = setup({ href: APP + "?n=" + n, options: { sessionStorage: storage } });
+      handshake(ws(), helloResult({ session: "s-" + n, url: APP + "?n=" + n }));
+    }
+    const kept = Object.keys(JSON.parse(storage.getItem("bridged.claims")));
+    assert.equal(kept.length, 64);
+    assert.ok(kept.at(-1).endsWith("?n=69") && kept[0].endsWith("?n=6"), kept[0]);
+    storage.setItem("bridged.claims", "{not json");
+    const { ws } = setup({ options: { sessionStorage: storage } });
+    handshake(ws());
+    assert.ok(JSON.parse(storage.getItem("bridged.claims")));
+    const throwing = { getItem() { throw new Error("denied"); }, setItem() { throw new Error("denied"); } };
+    const s = setup({ options: { sessionStorage: throwing } });
+    handshake(s.ws());
+    assert.equal(s.bridge.state, "open");
   });
 
   test("keepClaimInUrl keeps the claim in urls the app pushes (same origin only)", async () => {

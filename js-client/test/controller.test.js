@@ -157,6 +157,22 @@ describe("controller.js against the daemon", { skip: daemonMissing() }, () => {
     }
   });
 
+  test("the Python library's snake_case names: create_session, wait_rendered, wait_event, ws_url", async () => {
+    const d = await Daemon.start({ static: DEMO, args: ["--drain-ms", "0"] });
+    try {
+      assert.equal(d.ws_url, d.wsUrl);
+      const c = await d.controller();
+      const s = await c.create_session(d.url("/app/astro.html"), { browser: true });
+      await s.click("#astro-deals");
+      assert.equal((await s.wait_rendered({ timeout: 5 })).foreground, null);
+      assert.equal((await c.wait_event("foreground.removed", { session: s.id, timeout: 5 })).reason, "rendered");
+      await assert.rejects(c.wait_event("foreground.removed", { session: s.id, timeout: 0.2 }), TimeoutError);
+      await c.close();
+    } finally {
+      assert.equal(await d.stop(), 0);
+    }
+  });
+
   test("a daemon that exits early shows its stderr", async () => {
     await assert.rejects(Daemon.start({ args: ["--instance", "NOT VALID"] }), (e) => {
       assert.ok(e instanceof DaemonError);

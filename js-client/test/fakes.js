@@ -122,6 +122,16 @@ export function makePage(href = "http://127.0.0.1:8787/app/") {
   return { window, location, history, document };
 }
 
+/** A sessionStorage: getItem / setItem over a Map. */
+export function makeStorage() {
+  const items = new Map();
+  return {
+    getItem: (key) => (items.has(key) ? items.get(key) : null),
+    setItem: (key, value) => void items.set(key, String(value)),
+    removeItem: (key) => void items.delete(key),
+  };
+}
+
 /** An element with attributes, enough for the client's link and form handling. */
 export function element(tagName, attributes = {}, parent = null) {
   return {

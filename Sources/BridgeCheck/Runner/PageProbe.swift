@@ -13,9 +13,25 @@ enum PageProbe {
       // The host's own foreground overlay (#__bridged_foreground) is not the app's DOM.
       const FG = "__bridged_foreground";
       const host = (n) => n && (n.id === FG || (n.closest && n.closest("#" + FG)) || (n.parentElement && n.parentElement.id === FG));
-      const hostOnly = (r) => host(r.target) || (r.type === "childList" && [...r.addedNodes, ...r.removedNodes].every((x) => x.id === FG));
-      new MutationObserver((rs) => { const n = rs.filter((r) => !hostOnly(r)).length; if (n) log.push({ k: "dom", t: now(), n }); })
+      // The checker's own marks on the links it found are not the app's DOM either.
+      const hostOnly = (r) => host(r.target) || (r.type === "childList" && [...r.addedNodes, ...r.removedNodes].every((x) => x.id === FG))
+        || (r.type === "attributes" && r.attributeName.startsWith("data-bridged-check"));
+      // Activity, for the checker's auto-wait: the last DOM change or request, and the page's
+      // fetch/XHR requests in flight.
+      const state = { pending: 0, last: now() };
+      window.__bridgedCheck.state = state;
+      new MutationObserver((rs) => { const n = rs.filter((r) => !hostOnly(r)).length; if (n) { state.last = now(); log.push({ k: "dom", t: now(), n }); } })
         .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+      const begin = () => { state.pending++; state.last = now(); };
+      const end = () => { state.pending = Math.max(0, state.pending - 1); state.last = now(); };
+      if (typeof window.fetch === "function") {
+        const f = window.fetch;
+        window.fetch = function (...a) { begin(); let p; try { p = f.apply(this, a); } catch (e) { end(); throw e; } p.then(end, end); return p; };
+      }
+      if (window.XMLHttpRequest) {
+        const send = XMLHttpRequest.prototype.send;
+        XMLHttpRequest.prototype.send = function (...a) { begin(); this.addEventListener("loadend", end, { once: true }); try { return send.apply(this, a); } catch (e) { end(); throw e; } };
+      }
       if (window.navigation && window.navigation.addEventListener) {
         navigation.addEventListener("currententrychange", (e) => {
           const how = e.navigationType === "traverse" ? "pop" : e.navigationType;
@@ -51,19 +67,72 @@ enum PageProbe {
 
     static let location = #"({url: location.href, title: document.title})"#
 
-    /// Same-origin links and route links of the page (absolute), and other-origin http(s) links.
+    /// Whether the page is still: the document loaded, no fetch/XHR in flight, how long since
+    /// its last DOM change or request (ms), and where it is.
+    static let activity = #"""
+    (() => { const s = window.__bridgedCheck && window.__bridgedCheck.state;
+      return { ready: document.readyState, pending: s ? s.pending : 0, quietMs: s ? performance.now() - s.last : 1e9, url: location.href }; })()
+    """#
+
+    /// The HTTP status the main document answered (0: unknown), as the browser got it.
+    static let status = #"""
+    (() => { const e = performance.getEntriesByType("navigation")[0];
+      return { status: e && typeof e.responseStatus === "number" ? e.responseStatus : 0, url: location.href, title: document.title }; })()
+    """#
+
+    /// What a user can tap to go somewhere, visible ones only, in document order: `<a href>` and
+    /// `<area href>`, other elements with an `href` attribute (`ion-item`), `routerLink`,
+    /// `role="link"`, in the document and in open shadow roots. Each gets a selector for
+    /// `webview.click` (` >>> ` steps into a shadow root) and a key: its absolute url, or for a
+    /// `role="link"` without one, its text.
     static let links = #"""
     (() => {
-      const out = [];
-      const seen = new Set();
-      document.querySelectorAll("a[href]").forEach((a, i) => {
-        const abs = a.href;
-        if (!/^https?:/.test(abs) || seen.has(abs)) return;
-        if (a.closest("[hidden]") || a.offsetParent === null) return;
-        seen.add(abs);
-        a.setAttribute("data-bridged-check", String(i));
-        out.push({ href: abs, sameOrigin: new URL(abs).origin === location.origin, selector: `a[data-bridged-check="${i}"]` });
-      });
+      const out = [], seen = new Set();
+      let n = 0, h = 0;
+      const visible = (el) => {
+        const r = el.getBoundingClientRect();
+        if (r.width <= 0 || r.height <= 0) return false;
+        if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+        return !(el.closest && el.closest("[hidden],[inert]"));
+      };
+      const mark = (el, attr) => {
+        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? n++ : h++));
+        return `[${attr}="${el.getAttribute(attr)}"]`;
+      };
+      const selector = (el) => {
+        const hosts = [];
+        for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) hosts.unshift(r.host);
+        return hosts.map((x) => mark(x, "data-bridged-check-host")).concat([mark(el, "data-bridged-check")]).join(" >>> ");
+      };
+      const consider = (el) => {
+        const name = el.localName;
+        if (el.id === "__bridged_foreground" || ["link", "base", "use", "image", "script", "style"].includes(name)) return;
+        let raw = null, kind;
+        if (el.hasAttribute("href")) { raw = el.getAttribute("href"); kind = name === "a" || name === "area" ? name : name + "[href]"; }
+        else if (el.hasAttribute("routerlink")) { raw = el.getAttribute("routerlink"); kind = name + "[routerLink]"; }
+        else if (el.getAttribute("role") === "link") { raw = el.getAttribute("data-href"); kind = "role=link"; }
+        else return;
+        let href = null;
+        if (raw !== null && raw !== "") {
+          try { href = new URL(raw, document.baseURI).href; } catch (e) { return; }
+          if (!/^https?:/.test(href)) return;
+        }
+        if (href === null && kind !== "role=link") return;
+        const text = (el.textContent || el.getAttribute("aria-label") || "").trim().replace(/\s+/g, " ").slice(0, 40);
+        const key = href !== null ? href : "role=link \"" + text + "\"";
+        if (seen.has(key) || !visible(el)) return;
+        seen.add(key);
+        out.push({ key, href, kind, text, blank: el.getAttribute("target") === "_blank",
+                   sameOrigin: href === null || new URL(href).origin === location.origin, selector: selector(el) });
+      };
+      const visit = (root) => {
+        for (const el of root.querySelectorAll("*")) {
+          if (el.closest("head")) continue;
+          consider(el);
+          if (el.shadowRoot) visit(el.shadowRoot);
+        }
+      };
+      visit(document);
       return out;
     })()
     """#

@@ -19,20 +19,11 @@ struct BrowserState: Equatable {
         var placeholder: ItemID
         var jpeg: [UInt8]
     }
-    /// A snapshot being taken, and the work for its tab that waits for it (an overlay put up
-    /// before the picture would be in it).
-    struct PendingSnapshot: Equatable {
-        var placeholder: ItemID
-        var webview: ItemID
-        var deferred: [HostWork] = []
-    }
     struct Failure: Equatable {
         var webview: ItemID
         var url: String
         var reason: String
     }
-    /// Snapshots the browser is taking.
-    var pendingSnapshots: [PendingSnapshot] = []
     /// Snapshots of the placeholders on the stack, oldest first, within the byte budget.
     var snapshots: [Snapshot] = []
     /// The image of the placeholder a back discarded last (shown over the tab it uncovers).
@@ -54,10 +45,9 @@ struct HeldConnection: Equatable {
     enum Wait: Equatable {
         /// `session.create {browser: true}`: `reply` goes once the root tab opened.
         case sessionOpen(session: String, id: Int64, reply: [UInt8])
-        /// A page's `pwa-navigate`: its reply goes once the snapshot is taken.
-        case snapshot(session: String, placeholder: ItemID)
-        /// A controller's `placeholder.snapshot` of a snapshot being taken.
-        case snapshotRequest(session: String, placeholder: ItemID, id: Int64)
+        /// A page's `pwa-navigate` (request `id`, or an event), not handled yet: it is, with
+        /// the picture, once the snapshot of its tab is taken.
+        case snapshot(session: String, webview: ItemID, navigate: PendingNavigate)
         /// A request the browser answers (`HostAnswer`).
         case answer(id: Int64)
     }
@@ -66,6 +56,13 @@ struct HeldConnection: Equatable {
     var outbound: [BridgeEffect] = []
     /// Frames from the connection, not handled yet.
     var inbound: [[UInt8]] = []
+}
+
+/// A `pwa-navigate` waiting for its snapshot, as it was checked.
+struct PendingNavigate: Equatable {
+    var id: Int64?
+    var url: String?
+    var title: String?
 }
 
 /// The controller methods a browser session's browser answers.
@@ -126,10 +123,13 @@ extension Bridge {
 
     /// Ends `client`'s wait: `first` (its reply) goes, then what was held back for it, then the
     /// frames it sent meanwhile are handled in order, until one of them waits again.
-    mutating func release(_ client: ClientID, first: [BridgeEffect], now: Int64) {
+    mutating func release(_ client: ClientID, first: [BridgeEffect], now: Int64, resume: (inout Self) -> Void = { _ in }) {
         guard let h = held.removeValue(forKey: client) else { return }
         effects.append(contentsOf: first)
         effects.append(contentsOf: h.outbound)
+        let mark = effects.count
+        resume(&self)
+        if !held.isEmpty { divertHeld(from: mark) }
         var i = 0
         while i < h.inbound.count {
             if held[client] != nil {
@@ -218,11 +218,6 @@ extension Bridge {
             guard let pid = ItemID(parsing: text), pid.kind == .placeholder, s.engine.stack.contains(where: { $0.id == pid }) else {
                 throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
             }
-            if browser.pendingSnapshots.contains(where: { $0.placeholder == pid }) {
-                // Being taken: the reply waits for it.
-                hold(client, .snapshotRequest(session: sid, placeholder: pid, id: id))
-                return
-            }
             try sendSnapshot(client, id: id, browser.snapshot(of: pid), placeholder: pid)
             return
         case .evaluate:
@@ -252,12 +247,21 @@ extension Bridge {
 
     // MARK: The browser's part of the session's life
 
-    /// A page of a browser session sent `pwa-navigate` and `placeholder` went under it: its
-    /// reply (and its later frames) wait for the snapshot of the tab as it is now.
-    mutating func beginSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, placeholder: ItemID) {
-        s.browser!.pendingSnapshots.append(BrowserState.PendingSnapshot(placeholder: placeholder, webview: webview))
-        hold(client, .snapshot(session: s.id, placeholder: placeholder))
-        effects.append(.host(.takeSnapshot(session: s.id, webview: webview, placeholder: placeholder)))
+    /// A page of a browser session sent `pwa-navigate`: it waits, the page's connection with
+    /// it, until the browser has pictured the tab as it is now (the PWA changes nothing until
+    /// the reply, so the picture is what the placeholder will stand for). Nil: go ahead (no
+    /// browser, or the snapshot is in hand).
+    mutating func waitForSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, _ navigate: PendingNavigate) -> Bool {
+        guard s.isBrowser, snapshotInHand == nil else { return false }
+        hold(client, .snapshot(session: s.id, webview: webview, navigate: navigate))
+        effects.append(.host(.takeSnapshot(session: s.id, webview: webview)))
+        return true
+    }
+
+    /// The `pwa-navigate` made `placeholder`: it gets the picture in hand.
+    mutating func keepSnapshot(_ s: inout Session, placeholder: ItemID) {
+        guard s.isBrowser, let image = snapshotInHand else { return }
+        store(image, placeholder: placeholder, in: &s.browser!)
     }
 
     /// The browser's part of an engine observation (browser sessions).
@@ -281,20 +285,11 @@ extension Bridge {
             }
         case .foregroundShown(let webview, let kind, _):
             let image = kind == .placeholder ? s.browser!.discarded : nil
-            tabWork(&s, .showOverlay(session: sid, webview: webview, image: image), webview: webview)
+            effects.append(.host(.showOverlay(session: sid, webview: webview, image: image)))
         case .foregroundRemoved(let webview, _, _):
-            tabWork(&s, .removeOverlay(session: sid, webview: webview), webview: webview)
+            effects.append(.host(.removeOverlay(session: sid, webview: webview)))
         default:
             break
-        }
-    }
-
-    /// Work on `webview`'s tab: after the snapshot being taken of it, if one is.
-    mutating func tabWork(_ s: inout Session, _ work: HostWork, webview: ItemID) {
-        if let i = s.browser!.pendingSnapshots.lastIndex(where: { $0.webview == webview }) {
-            s.browser!.pendingSnapshots[i].deferred.append(work)
-        } else {
-            effects.append(.host(work))
         }
     }
 
@@ -323,6 +318,7 @@ extension Bridge {
 
     mutating func hostResult(_ result: HostResult, now: Int64) {
         var releases: [(ClientID, [BridgeEffect])] = []
+        var resumes: [ClientID: (ItemID, PendingNavigate, [UInt8]?)] = [:]
         var abandon: String?
         let mark = effects.count
         switch result {
@@ -349,32 +345,11 @@ extension Bridge {
                     w.key("reason"); w.string(reason)
                 }
             }
-        case .snapshotTaken(let sid, let placeholder, let image):
-            withSession(sid) { b, s in
-                guard s.browser != nil else { return }
-                guard let i = s.browser!.pendingSnapshots.firstIndex(where: { $0.placeholder == placeholder }) else { return }
-                let pending = s.browser!.pendingSnapshots.remove(at: i)
-                b.effects.append(contentsOf: pending.deferred.map { .host($0) })
-                if let image, s.engine.stack.contains(where: { $0.id == placeholder }) {
-                    b.store(image, placeholder: placeholder, in: &s.browser!)
-                }
-            }
-            let stored = snapshot(session: sid, placeholder: placeholder)
+        case .snapshotTaken(let sid, let webview, let image):
             for (client, h) in held.sorted(by: { $0.key < $1.key }) {
-                switch h.wait {
-                case .snapshot(sid, placeholder):
-                    releases.append((client, []))
-                case .snapshotRequest(sid, placeholder, let id):
-                    releases.append((client, replyEffect(client) { b in
-                        do throws(ProtocolError) {
-                            try b.sendSnapshot(client, id: id, stored, placeholder: placeholder)
-                        } catch {
-                            b.sendError(client, id: id, error)
-                        }
-                    }))
-                default:
-                    break
-                }
+                guard case .snapshot(sid, webview, let navigate) = h.wait else { continue }
+                releases.append((client, []))
+                resumes[client] = (webview, navigate, image)
             }
         case .navigationStopped(let stop):
             withSession(stop.session) { b, s in
@@ -391,6 +366,20 @@ extension Bridge {
                     // The traversal ended the page's document and its connection went first: a
                     // back on its behalf (it was the top, as a page's `back` requires).
                     b.back(&s, requester: nil, replyTo: nil, cause: "navigation.back", now: now)
+                }
+            }
+        case .urlChanged(let sid, let webview, let url):
+            let clean = PageURL.stripClaim(url)
+            withSession(sid) { b, s in
+                guard s.isBrowser, s.pages[webview] != nil, let current = s.engine.webView(webview), current.url != clean,
+                      (try? b.checkURL(clean, "url")) != nil else { return }
+                b.run(&s, .pwaNavigated(from: webview, url: clean), cause: "pwa-navigated", now: now) { b, s, result in
+                    guard case .success = result else { return }
+                    b.emit(&s, "pwa-navigated") { w in
+                        w.key("webview"); w.string(webview.description)
+                        w.key("url"); w.string(clean)
+                        w.key("source"); w.string("browser")
+                    }
                 }
             }
         case .answered(let request, let answer):
@@ -414,7 +403,22 @@ extension Bridge {
             }
         }
         if !held.isEmpty { divertHeld(from: mark) }
-        for (client, first) in releases { release(client, first: first, now: now) }
+        for (client, first) in releases {
+            release(client, first: first, now: now) { b in
+                // The pwa-navigate that waited, with the picture in hand.
+                guard let (webview, navigate, image) = resumes[client] else { return }
+                b.snapshotInHand = image ?? []
+                defer { b.snapshotInHand = nil }
+                guard case .page(let sid, webview)? = b.clients[client]?.role else { return }
+                b.withSession(sid) { b, s in
+                    do throws(ProtocolError) {
+                        try b.pwaNavigate(client, id: navigate.id, url: navigate.url, title: navigate.title, session: &s, webview: webview, now: now)
+                    } catch {
+                        b.sendError(client, id: navigate.id, error)
+                    }
+                }
+            }
+        }
         if let abandon {
             let m = effects.count
             closeSession(abandon, reason: "closed", now: now)
@@ -429,9 +433,11 @@ extension Bridge {
         return nil
     }
 
-    /// Keeps `jpeg` as the snapshot of `placeholder`; the oldest go beyond the budget.
+    /// Keeps `jpeg` as the snapshot of `placeholder` (an empty one: the browser could not
+    /// take it); the oldest go beyond the budget.
     func store(_ jpeg: [UInt8], placeholder: ItemID, in browser: inout BrowserState) {
         browser.snapshots.removeAll { $0.placeholder == placeholder }
+        guard !jpeg.isEmpty else { return }
         browser.snapshots.append(BrowserState.Snapshot(placeholder: placeholder, jpeg: jpeg))
         var total = browser.snapshots.reduce(0) { $0 + $1.jpeg.count }
         while total > configuration.snapshotBytesPerSession, !browser.snapshots.isEmpty {

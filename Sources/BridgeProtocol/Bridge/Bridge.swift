@@ -37,6 +37,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var traceLines: [String] = []
     /// Connections waiting for the browser, with the frames that wait with them (Bridge+Host.swift).
     var held: [ClientID: HeldConnection] = [:]
+    /// While a `pwa-navigate` that waited for its snapshot is handled: the picture (empty: the
+    /// browser could not take one). Set and cleared within one input.
+    var snapshotInHand: [UInt8]?
     /// Counters for the daemon's metrics (see BridgeStats; not protocol state: not compared).
     public var stats = BridgeStats()
 

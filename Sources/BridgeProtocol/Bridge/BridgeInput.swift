@@ -100,13 +100,18 @@ public enum HostResult: Equatable, Sendable {
     /// The tab of a web view could not open, or its page could not load (`reason`: the
     /// browser's words, e.g. `net::ERR_CONNECTION_REFUSED`).
     case tabFailed(session: String, webview: ItemID, url: String, reason: String)
-    /// The snapshot asked for by `HostWork.takeSnapshot`: a JPEG, or nil when the browser
-    /// could not take it (the placeholder then has no image).
-    case snapshotTaken(session: String, placeholder: ItemID, image: [UInt8]?)
+    /// The snapshot asked for by `HostWork.takeSnapshot`: a JPEG of the web view's tab, or nil
+    /// when the browser could not take it (the placeholder then has no image). The waiting
+    /// `pwa-navigate` goes on, and its placeholder (the reply names it) keeps the image.
+    case snapshotTaken(session: String, webview: ItemID, image: [UInt8]?)
     /// A tab was stopped from going to another document.
     case navigationStopped(NavigationStop)
     /// A page went back in its own history to another document: a back of the host.
     case historyTraversed(session: String, webview: ItemID)
+    /// A page moved within its document without telling (`pushState` with no `pwa-navigate`,
+    /// a fragment): its web view's url follows, as for its own `pwa-navigated` (with
+    /// `source: "browser"`).
+    case urlChanged(session: String, webview: ItemID, url: String)
     /// The answer to a controller's request.
     case answered(HostRequest, HostAnswer)
     /// The browser went away; every tab of these sessions is gone.
@@ -123,9 +128,10 @@ public enum HostWork: Equatable, Sendable {
     case closeTab(session: String, webview: ItemID)
     /// Every tab of the session and its browser context (cookies, storage) go.
     case closeSession(session: String)
-    /// A picture of `webview`'s tab as it is now, for `placeholder` (a `pwa-navigate` of its
-    /// page); answered by `snapshotTaken`.
-    case takeSnapshot(session: String, webview: ItemID, placeholder: ItemID)
+    /// A picture of `webview`'s tab as it is now, for the placeholder its page's waiting
+    /// `pwa-navigate` is about to make (it does not exist before the picture); answered by
+    /// `snapshotTaken`.
+    case takeSnapshot(session: String, webview: ItemID)
     /// A cover over the tab while its foreground is up: the image of the placeholder a back
     /// discarded, or plain white (nil).
     case showOverlay(session: String, webview: ItemID, image: [UInt8]?)

@@ -79,7 +79,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
         maxSessions: Int = 10_000,
         sessionIdleSeconds: Int = 300,
         controllerToken: String? = nil,
-        version: String = "0.1.0"
+        version: String = BridgedVersion.string
     ) {
         self.engine = engine
         self.maxSessions = maxSessions

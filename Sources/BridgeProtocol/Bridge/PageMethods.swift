@@ -12,23 +12,7 @@ extension Bridge {
         case .pwaNavigate:
             let url = try p.optionalString("url").map(PageURL.stripClaim)
             let title = try p.optionalString("title")
-            try checkPush(&s, url: url, title: title)
-            run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: "pwa-navigate", now: now) { b, s, result in
-                switch result {
-                case .success(.pwaNavigate(let placeholder)):
-                    let stack = b.stackJSON(&s)
-                    b.sendResult(client, id: id) { w in
-                        w.appendRaw(#""placeholder":"#)
-                        w.appendQuotedID(placeholder)
-                        w.appendRaw(#","stack":"#)
-                        w.appendRaw(stack)
-                        w.afterRawValue()
-                    }
-                    if s.isBrowser { b.beginSnapshot(client, &s, webview: webview, placeholder: placeholder) }
-                case .success: break
-                case .failure(let e): b.sendError(client, id: id, ProtocolError(e))
-                }
-            }
+            try pwaNavigate(client, id: id, url: url, title: title, session: &s, webview: webview, now: now)
         case .pwaRendered:
             run(&s, .pwaRendered(from: webview), cause: "pwa-rendered", now: now) { b, _, result in
                 switch result {
@@ -64,6 +48,30 @@ extension Bridge {
         }
     }
 
+    /// `pwa-navigate`, as a request (`id`) or an event: checked, then (in a browser session)
+    /// held until the snapshot of the tab is taken (Bridge+Host.swift), then run.
+    mutating func pwaNavigate(_ client: ClientID, id: Int64?, url: String?, title: String?, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
+        try checkPush(&s, url: url, title: title)
+        if s.isBrowser, waitForSnapshot(client, &s, webview: webview, PendingNavigate(id: id, url: url, title: title)) { return }
+        run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: "pwa-navigate", now: now) { b, s, result in
+            switch result {
+            case .success(.pwaNavigate(let placeholder)):
+                b.keepSnapshot(&s, placeholder: placeholder)
+                guard let id else { return }
+                let stack = b.stackJSON(&s)
+                b.sendResult(client, id: id) { w in
+                    w.appendRaw(#""placeholder":"#)
+                    w.appendQuotedID(placeholder)
+                    w.appendRaw(#","stack":"#)
+                    w.bytes.append(contentsOf: stack)
+                    w.afterRawValue()
+                }
+            case .success: break
+            case .failure(let e): if let id { b.sendError(client, id: id, ProtocolError(e)) }
+            }
+        }
+    }
+
     mutating func pageEvent(_ client: ClientID, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
         if s.hotwire != nil, hotwirePageEvent(client, name: name, p.object, &s, webview: webview, now: now) { return }
         guard let event = PageEventName(rawValue: name) else {
@@ -78,12 +86,7 @@ extension Bridge {
         case .pwaNavigate:
             let url = try p.optionalString("url").map(PageURL.stripClaim)
             let title = try p.optionalString("title")
-            try checkPush(&s, url: url, title: title)
-            run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: "pwa-navigate", now: now) { b, s, result in
-                if s.isBrowser, case .success(.pwaNavigate(let placeholder)) = result {
-                    b.beginSnapshot(client, &s, webview: webview, placeholder: placeholder)
-                }
-            }
+            try pwaNavigate(client, id: nil, url: url, title: title, session: &s, webview: webview, now: now)
         case .pwaRendered:
             run(&s, .pwaRendered(from: webview), cause: "pwa-rendered", now: now)
         case .back:

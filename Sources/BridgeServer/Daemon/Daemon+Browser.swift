@@ -120,10 +120,10 @@ extension Daemon {
                 await host.closeSession(session)
                 return nil
             }
-        case .takeSnapshot(let session, let webview, let placeholder):
+        case .takeSnapshot(let session, let webview):
             onHost { host in
                 let jpeg = try? await host.screenshot(session: session, webview: webview)
-                return .snapshotTaken(session: session, placeholder: placeholder, image: jpeg)
+                return .snapshotTaken(session: session, webview: webview, image: jpeg)
             }
         case .showOverlay(let session, let webview, let image):
             let css = image.map { "url(data:image/jpeg;base64,\(Data($0).base64EncodedString()))" } ?? "none"
@@ -207,6 +207,8 @@ extension Daemon {
             feed(.host(.navigationStopped(Self.navigationStop(session: session, webview: webview, request))))
         case .historyBack(let session, let webview):
             feed(.host(.historyTraversed(session: session, webview: webview)))
+        case .urlChanged(let session, let webview, let url):
+            feed(.host(.urlChanged(session: session, webview: webview, url: url)))
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")
         case .browserCrashed(let sessions):

@@ -63,14 +63,16 @@ extension Transport {
                 sendClose(conn, 1002, "close frame with a 1-byte payload")
                 return -1
             }
+            peerClosed(conn)
             return 0
 
         case LWS_CALLBACK_CLOSED:
             // Also fires for connections refused during the handshake (zeroed user data).
-            if let user, case let id = user.load(as: UInt64.self), id != 0,
-               connections.removeValue(forKey: id) != nil {
-                user.storeBytes(of: 0, as: UInt64.self)
-                delegate?.transportDidClose(ConnectionID(raw: id))
+            if let conn = connection(user), connections.removeValue(forKey: conn.id) != nil {
+                conn.closed = true
+                noteFreeing(conn.queue.memory)
+                user?.storeBytes(of: nil, as: UnsafeRawPointer?.self)
+                delegate?.transportDidClose(ConnectionID(raw: conn.id))
             }
             return 0
 
@@ -135,10 +137,12 @@ extension Transport {
         logger.info("connection cap", metadata: ["connections": "\(cap)"])
     }
 
+    /// The connection of a WebSocket's callback, from lws's per-connection data: an unretained
+    /// reference (`connections` keeps the object until CLOSED clears the data), so a callback
+    /// finds its connection without a table lookup. Nil for other connections (zeroed data).
     private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {
-        guard let user else { return nil }
-        let id = user.load(as: UInt64.self)
-        return id == 0 ? nil : connections[id]
+        guard let user, let raw = user.load(as: UnsafeRawPointer?.self) else { return nil }
+        return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
     }
 
     // MARK: - WebSocket
@@ -197,10 +201,11 @@ extension Transport {
         guard let user else { return -1 }
         let id = nextConnectionID
         nextConnectionID += 1
-        user.storeBytes(of: id, as: UInt64.self)
-        let conn = Connection(id: id, wsi: wsi)
+        let fd = wireDescriptor(wsi)
+        let conn = Connection(id: id, wsi: wsi, fd: fd)
         connections[id] = conn
-        bridged_wire_established(wireDescriptor(wsi), Unmanaged.passUnretained(self).toOpaque(), id)
+        user.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(conn).toOpaque()), as: UnsafeRawPointer?.self)
+        bridged_wire_established(fd, Unmanaged.passUnretained(self).toOpaque(), id)
         let peer = peerAddress(wsi)
         let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peerAddress: peer,
                                   isLoopbackPeer: HostPolicy.isLoopbackAddress(peer), query: query(wsi))
@@ -208,6 +213,20 @@ extension Transport {
         delegate?.transportDidOpen(ConnectionID(raw: id), info: info)
         if stopping, conn.acceptsMessages { abort(conn, code: 1001, reason: "server shutting down") }
         return 0
+    }
+
+    /// The peer sent a Close (RFC 6455 §5.5.1): lws echoes it and closes. Nothing of ours goes
+    /// out after it (unsent messages are dropped, later sends are no-ops), and data frames that
+    /// follow it are not processed. (lws 4.1.6 still delivers data frames read in the same
+    /// buffer after a Close: its fast path for whole frames does not check the closing state.)
+    func peerClosed(_ conn: Connection) {
+        noteFreeing(conn.queue.memory)
+        conn.queuedBytes -= conn.queue.removeAll()
+        conn.headOffset = 0
+        conn.rxBuffer = []
+        conn.inMessage = false
+        conn.discardInput = true
+        conn.closeSent = true
     }
 
     private func receive(_ conn: Connection, _ input: UnsafeMutableRawPointer?, _ len: Int) -> Int32 {

@@ -58,6 +58,8 @@ public final class Transport {
     var nextConnectionID: UInt64 = 1
     /// Connections given messages during the current callback (see `flushPendingWrites`).
     @exclusivity(unchecked) var pendingFlush: [Connection] = []
+    /// See `sendTarget`.
+    @exclusivity(unchecked) var lastSendTarget: Connection?
     var httpResponses: [OpaquePointer: PendingHTTP] = [:]
     var timerHeap = TimerHeap()
     var timerBodies: [UInt64: (deadline: Int64, body: () -> Void)] = [:]
@@ -130,7 +132,7 @@ public final class Transport {
         protocols[0].callback = { wsi, reason, user, input, len in
             Transport.dispatch(wsi, reason, user, input, len)
         }
-        protocols[0].per_session_data_size = MemoryLayout<UInt64>.size
+        protocols[0].per_session_data_size = MemoryLayout<UnsafeRawPointer>.size  // see `connection(_:)`
         // lws allocates the receive buffer per connection: small keeps 10,000 idle pages cheap
         // (messages are mostly a few hundred bytes; larger ones arrive in several callbacks).
         protocols[0].rx_buffer_size = Transport.receiveBufferSize
@@ -162,6 +164,36 @@ public final class Transport {
         pvo.deallocate()
         retryPolicy.deallocate()
         for s in cStrings { free(s) }
+    }
+
+    /// A `malloc_trim` is scheduled (see `noteFreeing`).
+    var trimScheduled = false
+    /// `malloc_trim`s done (tests).
+    var memoryTrims = 0
+
+    /// The descriptor of lws's wake-up pipe on the libuv loop (-1: none, or `.poll`).
+    private var wakeDescriptor: Int32 = -1
+
+    /// Before `lws_context_destroy` on a libuv loop: lws 4.1.6 closes its wake-up descriptor
+    /// there and closes the same number again when the loop finishes the watcher's close; in a
+    /// process with other threads (several transports, the Swift tests) the number can be
+    /// reused in between, and the second close would close someone else's descriptor (a new
+    /// transport's listener or event loop). The first close leaves a placeholder in its place
+    /// (`bridged_wire_hold_on_close`), so the number is never free until lws is done with it.
+    private func holdWakeDescriptor() {
+        if wakeDescriptor >= 0 { bridged_wire_hold_on_close(wakeDescriptor) }
+    }
+
+    /// After the loop finished: the hold ends (a placeholder lws did not close is closed).
+    private func releaseWakeDescriptor() {
+        if wakeDescriptor >= 0 { bridged_wire_release_held(wakeDescriptor) }
+        wakeDescriptor = -1
+    }
+
+    /// Why the listener could not be created, as the operator needs it: the address and the
+    /// error of binding it (`BindFailure`), found by binding it again the way lws does.
+    private func bindFailure() -> String {
+        BindFailure.describe(host: configuration.host, plan: bindPlan, port: configuration.port)
     }
 
     /// After a failed start: the loop is never run again (see `bridged_uv_loop_abandon`).
@@ -253,20 +285,23 @@ public final class Transport {
 
         guard let ctx = lws_create_context(&info) else {
             abandonLoop()
-            throw TransportError.startFailed(
-                "libwebsockets could not create the listener on \(configuration.host):\(configuration.port) "
-                    + "(address in use or not available?)")
+            throw TransportError.startFailed(bindFailure())
         }
         context = ctx
+        if let uvLoop { wakeDescriptor = bridged_uv_pipe_fd(uvLoop) }
         if let vhost = lws_get_vhost_by_name(ctx, "default") {
             port = Int(lws_get_vhost_listen_port(vhost))
         }
         if port <= 0 {
+            // lws 4.1.6 on a libuv loop creates the context even when the listener could not
+            // bind (it logs "Failed to create default vhost").
             port = 0
             context = nil
+            holdWakeDescriptor()
             lws_context_destroy(ctx)
             abandonLoop()
-            throw TransportError.startFailed("the listener has no port")
+            releaseWakeDescriptor()
+            throw TransportError.startFailed(bindFailure())
         }
         remote.attach(ctx)
         logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(port)"])
@@ -301,8 +336,10 @@ public final class Transport {
         uvTimer = nil
         armedDeadline = nil
         // Connections still open get CLOSED callbacks from the destroy (delegate told there).
+        holdWakeDescriptor()
         lws_context_destroy(ctx)
         finishLoop(ctx)
+        releaseWakeDescriptor()
         context = nil
         timerBodies.removeAll()
         timerHeap = TimerHeap()
@@ -310,8 +347,10 @@ public final class Transport {
         keyedOutOfOrder.removeAll()
         keyedQueueTimer = nil
         pendingFlush.removeAll()
+        lastSendTarget = nil
         for (_, pending) in httpResponses { pending.release() }
         httpResponses.removeAll()
+        for conn in connections.values { conn.closed = true }
         connections.removeAll()
         logger.info("transport stopped")
     }
@@ -351,10 +390,20 @@ public final class Transport {
     /// connections. If the connection's unsent bytes exceed `maxSendQueueBytes`, the queue is
     /// dropped and the connection is closed with 1008.
     public func send(_ id: ConnectionID, _ message: [UInt8]) {
-        guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
-        conn.queue.append(message)
+        guard !destroying, let conn = sendTarget(id), conn.acceptsMessages else { return }
+        // A message that will wait (for the socket, or behind several others) holds no spare
+        // capacity: a writer's buffer (256 bytes or more) behind a 100-byte event would
+        // otherwise cost three times what it says. (A reply written at the end of the callback
+        // is not copied.)
+        if message.capacity - message.count >= Transport.compactSlack,
+           conn.writableRequested || conn.queue.count >= Transport.compactBehind {
+            conn.queue.append(Transport.exactCopy(message))
+        } else {
+            conn.queue.append(message)
+        }
         conn.queuedBytes += message.count
-        if conn.queuedBytes > configuration.maxSendQueueBytes, isSlowReader(conn) {
+        let limit = configuration.maxSendQueueBytes
+        if conn.queuedBytes > limit || conn.queue.memory > Transport.memoryBound * limit, isSlowReader(conn) {
             overflow(conn)
             return
         }
@@ -362,6 +411,15 @@ public final class Transport {
             conn.flushPending = true
             pendingFlush.append(conn)
         }
+    }
+
+    /// The open connection `id`, nil when there is none. The last one found is remembered: a
+    /// reply goes to the connection whose message is being handled, one table lookup less.
+    @inline(__always)
+    private func sendTarget(_ id: ConnectionID) -> Connection? {
+        if let conn = lastSendTarget, conn.id == id.raw, !conn.closed { return conn }
+        lastSendTarget = connections[id.raw]
+        return lastSendTarget
     }
 
     /// Writes what the current callback queued, once it ends: each connection's whole messages
@@ -375,16 +433,19 @@ public final class Transport {
         var list: [Connection] = []
         swap(&list, &pendingFlush)
         defer {
-            list.removeAll(keepingCapacity: true)
+            // (Element by element: removeAll(keepingCapacity:) goes through the generic
+            // replaceSubrange, several times dearer for a few elements.)
+            while !list.isEmpty { list.removeLast() }
             if pendingFlush.isEmpty { swap(&list, &pendingFlush) }
         }
         for conn in list {
             conn.flushPending = false
-            guard !destroying, !conn.writableRequested, !conn.queue.isEmpty,
-                  connections[conn.id] === conn else { continue }
+            guard !destroying, !conn.writableRequested, !conn.queue.isEmpty, !conn.closed else { continue }
+            // A ping read since lws last had the socket writable: its pong goes first, from
+            // lws's handling of WRITEABLE (RFC 6455 §5.5.2, "as soon as practical").
             if conn.acceptsMessages, !conn.wireFailed, !conn.discardInput, conn.headOffset == 0,
                let first = conn.queue.first, first.count <= Transport.chunkSize - 4,
-               bridged_lws_has_buffered_out(conn.wsi) == 0 {
+               bridged_lws_has_buffered_out(conn.wsi) == 0, bridged_wire_ping_pending(conn.fd) == 0 {
                 if writeBatch(conn) < 0 {
                     // The socket failed: no close frame can go out; lws drops the connection.
                     conn.queuedBytes -= conn.queue.removeAll()
@@ -398,14 +459,60 @@ public final class Transport {
         }
     }
 
+    /// The heap the messages waiting for one connection may hold, in multiples of
+    /// `maxSendQueueBytes`: three, so that with everything else the daemon allocates meanwhile
+    /// one slow reader stays under four times the limit of resident memory (docs/SECURITY.md).
+    static let memoryBound = 3
+
+    /// Heap held by the messages queued for `id` (nil for an unknown id).
+    func queuedMemory(_ id: ConnectionID) -> Int? { connections[id.raw]?.queue.memory }
+
+    /// Spare capacity from which a message that waits is copied to an exact-size array.
+    static let compactSlack = 64
+    /// Messages queued ahead from which the next one is compacted even before the socket is full.
+    static let compactBehind = 4
+
+    static func exactCopy(_ message: [UInt8]) -> [UInt8] {
+        let n = message.count
+        return message.withUnsafeBufferPointer { src in
+            [UInt8](unsafeUninitializedCapacity: n) { dst, count in
+                _ = dst.initialize(fromContentsOf: src)
+                count = n
+            }
+        }
+    }
+
+    /// Dropped queues of at least this many bytes of heap are handed back to the system.
+    static let trimAfterFreeing = 1 << 20
+
+    /// A queue holding `bytes` of heap is being dropped. glibc keeps what is freed in its heap
+    /// (the top of the heap is pinned by anything allocated later, and free pages in the middle
+    /// stay resident), so a slow reader's queue of hundreds of MiB would stay in the RSS for
+    /// the life of the process: a large one is followed by `malloc_trim`, once the current
+    /// callback has released it (several in one round: one trim).
+    func noteFreeing(_ bytes: Int) {
+        guard bytes >= Transport.trimAfterFreeing, !trimScheduled, !destroying else { return }
+        trimScheduled = true
+        _ = schedule(afterMicroseconds: 0) { [unowned self] in
+            self.trimScheduled = false
+            bridged_malloc_trim()
+            self.memoryTrims &+= 1
+        }
+    }
+
     /// A slow reader is one whose queue *stays* over `maxSendQueueBytes`: the bytes waiting
     /// behind the message being written (so a single message, however large, never counts)
     /// have been over the limit at every send for `slowReaderTimeout`, without the socket taking
-    /// enough to bring them back under it in between. Waiting bytes over four times the limit
-    /// count at once (the memory bound of one connection).
+    /// enough to bring them back under it in between. Waiting messages that hold more than
+    /// `memoryBound` times the limit on the heap (or waiting bytes over four times it) count at
+    /// once: the memory bound of one connection.
     func isSlowReader(_ conn: Connection) -> Bool {
         let limit = configuration.maxSendQueueBytes
-        let inFlight = conn.queue.first.map { $0.count - conn.headOffset } ?? 0
+        let first = conn.queue.first
+        // The memory bound: what the waiting messages hold on the heap (their bytes, the
+        // arrays around them), whatever their sizes.
+        if conn.queue.memory - (first.map(MessageQueue.cost) ?? 0) > Transport.memoryBound * limit { return true }
+        let inFlight = first.map { $0.count - conn.headOffset } ?? 0
         let waiting = conn.queuedBytes - inFlight
         if waiting <= limit { return false }
         if waiting > 4 * limit { return true }
@@ -466,6 +573,7 @@ public final class Transport {
     /// connection is dropped if that does not happen within `closeGraceSeconds`.
     func abort(_ conn: Connection, code: UInt16, reason: String) {
         guard !conn.closeSent else { return }
+        noteFreeing(conn.queue.memory)
         conn.queue.removeAll()
         conn.queuedBytes = 0
         conn.headOffset = 0
@@ -507,6 +615,8 @@ public final class Transport {
     /// frame), then re-arm while there is more.
     func writeable(_ conn: Connection) -> Int32 {
         conn.writableRequested = false
+        // lws sends a pending pong before it calls us here.
+        bridged_wire_ping_answered(conn.fd)
         if conn.closeSent { return 0 }
         if conn.wireFailed && !conn.discardInput { failForUnmaskedFrame(conn) }
         if conn.headOffset == 0, let first = conn.queue.first, first.count <= Transport.chunkSize - 4 {

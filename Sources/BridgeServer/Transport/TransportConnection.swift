@@ -1,8 +1,15 @@
 /// A FIFO of outbound messages: an array with a moving head, compacted when the dead prefix
-/// dominates, so append and removeFirst are amortised O(1).
+/// dominates, so append and removeFirst are amortised O(1). It also counts the memory its
+/// messages hold (`memory`), which is what the slow-reader bound limits.
 struct MessageQueue {
     private var storage: [[UInt8]] = []
     private var head = 0
+    /// Heap bytes held by the queued messages (see `cost`).
+    private(set) var elementMemory = 0
+
+    /// What one message costs on the heap: its storage (`capacity`, which the array reads from
+    /// the allocator), the array's header (32 bytes) and the allocator's (8).
+    @inline(__always) static func cost(_ message: [UInt8]) -> Int { message.capacity + 40 }
 
     var isEmpty: Bool { head == storage.count }
     var count: Int { storage.count - head }
@@ -10,14 +17,27 @@ struct MessageQueue {
     /// The message `offset` places behind the first (0: the first), nil past the end.
     func element(at offset: Int) -> [UInt8]? { head + offset < storage.count ? storage[head + offset] : nil }
 
-    mutating func append(_ message: [UInt8]) { storage.append(message) }
+    /// Heap bytes held: the messages and the queue's own array.
+    var memory: Int { elementMemory + storage.capacity * MemoryLayout<[UInt8]>.stride }
+
+    mutating func append(_ message: [UInt8]) {
+        elementMemory += Self.cost(message)
+        storage.append(message)
+    }
 
     mutating func removeFirst() {
         precondition(!isEmpty)
+        elementMemory -= Self.cost(storage[head])
         storage[head] = []
         head += 1
         if head == storage.count {
-            storage.removeAll(keepingCapacity: storage.capacity <= 64)
+            // Emptied (every element is already []): element by element keeps the storage
+            // cheaply (removeAll(keepingCapacity:) goes through the generic replaceSubrange).
+            if storage.capacity <= 64 {
+                while !storage.isEmpty { storage.removeLast() }
+            } else {
+                storage = []
+            }
             head = 0
         } else if head >= 64 && head * 2 >= storage.count {
             storage.removeFirst(head)
@@ -32,6 +52,7 @@ struct MessageQueue {
         for i in head..<storage.count { bytes += storage[i].count }
         storage = []
         head = 0
+        elementMemory = 0
         return bytes
     }
 }
@@ -45,6 +66,8 @@ struct MessageQueue {
 final class Connection {
     let id: UInt64
     let wsi: OpaquePointer
+    /// The socket's descriptor (for the wire checks, Transport+Wire.swift).
+    let fd: Int32
 
     // Receive side: reassembly of fragmented messages.
     @exclusivity(unchecked) var inMessage = false
@@ -67,15 +90,19 @@ final class Connection {
     @exclusivity(unchecked) var discardInput = false
     /// An unmasked frame arrived (see Transport+Wire.swift): close with 1002.
     @exclusivity(unchecked) var wireFailed = false
-    /// Our close frame is out; waiting for the peer's.
+    /// lws closed it (CLOSED): no longer in `Transport.connections`.
+    @exclusivity(unchecked) var closed = false
+    /// Our close frame is out; waiting for the peer's. (Also set when the peer closed first:
+    /// lws answers its close, we send nothing more.)
     @exclusivity(unchecked) var closeSent = false
     /// Since when the bytes waiting behind the message in flight exceed the send-queue limit
     /// (0: they do not); see `Transport.isSlowReader`.
     @exclusivity(unchecked) var overSince: Int64 = 0
 
-    init(id: UInt64, wsi: OpaquePointer) {
+    init(id: UInt64, wsi: OpaquePointer, fd: Int32) {
         self.id = id
         self.wsi = wsi
+        self.fd = fd
     }
 
     /// Accepts new outbound messages only while open and not closing.

@@ -37,12 +37,16 @@ enum {
  * before libwebsockets parses them (its header buffer is this size). */
 #define BRIDGED_WIRE_MAX_HEAD 8192
 
+/* `flags`: a ping frame was read since the transport last said libwebsockets answered it (lws
+ * answers pings only when the socket is writable, before the transport's own WRITEABLE). */
+#define BRIDGED_WIRE_PING_SEEN 1
+
 /* The state of one stream. Plain fields: the scanners below are pure functions over it. */
 typedef struct bridged_wire_state {
     uint8_t phase;
     uint8_t have;      /* HEAD: line-end progress; FRAMES: header bytes seen of the current frame */
     uint8_t need;      /* FRAMES: header bytes of the current frame (6, 8 or 14) */
-    uint8_t pad;
+    uint8_t flags;     /* FRAMES: BRIDGED_WIRE_PING_SEEN */
     uint32_t head_bytes; /* HEAD: bytes of the head so far */
     uint64_t remaining;  /* FRAMES: payload bytes left (while in a header: the length being read);
                             BODY: body bytes left */
@@ -74,6 +78,22 @@ void bridged_wire_http_request(int fd, int64_t body_bytes);
 void bridged_wire_established(int fd, void *owner, uint64_t id);
 /* Our close frame for a failed connection is out: end it at the next read. */
 void bridged_wire_closing(int fd);
+/* A ping was read on `fd` and libwebsockets may not have sent its pong yet (1), or not (0). The
+ * transport then writes its replies from WRITEABLE, where lws sends pending pongs first. */
+int bridged_wire_ping_pending(int fd);
+/* The transport's WRITEABLE ran for `fd`: lws has sent any pong it owed. */
+void bridged_wire_ping_answered(int fd);
+
+/* libwebsockets 4.1.6 on a libuv loop closes the descriptor of its wake-up pipe twice when its
+ * context is destroyed: once directly, once more from the loop's close callback of the watcher.
+ * In between the number is free, and another thread of the process can be given it (a new
+ * listener, a client socket), which the second close then closes. `bridged_wire_hold_on_close(fd)`
+ * makes the next `close(fd)` replace the descriptor with a placeholder (/dev/null, by `dup3`, so
+ * the number is never free) instead of freeing it; the close after that closes the placeholder.
+ * `bridged_wire_release_held(fd)` ends the hold (closing a placeholder still in place). */
+void bridged_wire_hold_on_close(int fd);
+void bridged_wire_release_held(int fd);
+
 /* The phase of `fd` (tests and diagnostics). */
 int bridged_wire_phase(int fd);
 

@@ -82,9 +82,24 @@ final class ServiceThread: @unchecked Sendable {
         return c
     }
 
-    /// Waits until the listener is up (true) or start failed / timed out (false).
+    /// Waits until the listener is up (true) or start failed / timed out (false). A failure is
+    /// printed with its error and the latest error lines of the log (lws's among them), so
+    /// that a test that did not expect it says why.
     func waitStarted(seconds: Double = 10) -> Bool {
-        started.wait(timeout: .now() + seconds) == .success && runError == nil
+        let why: String
+        if started.wait(timeout: .now() + seconds) != .success {
+            why = "did not start within \(seconds) s"
+        } else if let error = runError {
+            why = "did not start: \(error)"
+        } else {
+            return true
+        }
+        let errors = TestLog.lines.withLock { lines in
+            lines.filter { $0.0 >= .error }.suffix(5).map { "  \($0.1)" }
+        }
+        let text = (["ServiceThread: the transport \(why)"] + errors).joined(separator: "\n") + "\n"
+        FileHandle.standardError.write(Data(text.utf8))
+        return false
     }
 
     /// Runs `body` on the service thread and waits for it; returns its result.

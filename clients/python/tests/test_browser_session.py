@@ -12,6 +12,7 @@ def astro(bridged_daemon, bridged_controller):
 def test_the_astro_demo_click_render_back(bridged_daemon, bridged_controller, astro):
     assert astro.stack == "W1(*C)"
     assert astro.evaluate("document.body.dataset.inApp") == "true"
+    assert astro.evaluate(expr="1 + 1", webview=None) == 2
     # The PWA's own link: pwa-navigate, a placeholder, a foreground until pwa-rendered.
     astro.click("#astro-deals")
     state = astro.wait_rendered()

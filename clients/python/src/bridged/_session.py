@@ -87,9 +87,9 @@ class Session:
         """Focuses the first element matching ``selector`` and types ``text`` into it."""
         self.controller.call("webview.type", session=self.id, webview=self._webview(webview), selector=selector, text=text)
 
-    def evaluate(self, expression: str, webview: Optional[str] = None) -> Any:
+    def evaluate(self, expr: str, webview: Optional[str] = None) -> Any:
         """The value of a JavaScript expression in the page, as JSON (a promise is awaited)."""
-        result = self.controller.call("webview.evaluate", session=self.id, webview=self._webview(webview), expression=expression)
+        result = self.controller.call("webview.evaluate", session=self.id, webview=self._webview(webview), expression=expr)
         return result.get("value")
 
     def screenshot(self) -> bytes:

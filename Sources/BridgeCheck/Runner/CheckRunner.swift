@@ -1,0 +1,331 @@
+import BridgeProtocol
+import Foundation
+
+/// Drives one browser session over the protocol and keeps the observation log.
+public final class CheckRunner {
+    let options: CheckOptions
+    let ctl: ControllerClient
+    var session = ""
+    var log: [Observation] = []
+    var step = -1
+    let start = Date()
+    var stack: [JSONValue] = []
+    /// A page connected or went away, a web view closed: the stack's `connected` flags (which
+    /// `stack.changed` does not carry over) are read again with `session.get`.
+    var stackStale = false
+    var foregroundUp: String?
+    var lastEventAt = Date()
+    var pendingProbes: [String] = []
+    var connected = Set<String>()
+    /// Web views whose page could not load (`webview.failed`): nothing waits for them.
+    var failed: [String: String] = [:]
+    var stepResults: [CheckReport.StepResult] = []
+    var screenshots = 0
+    /// Exploring: the states reached, the start first.
+    var states: [CheckReport.State] = []
+    var explored = false
+    /// Sessions opened after the first one (exploring: a fresh start when the back did not return).
+    var freshSessions = 0
+    /// Exploring: the links of the start page, how many taps were made, the links a path
+    /// could not find again.
+    var startLinks: [Link] = []
+    var tapped = 0
+    var missed: [String] = []
+
+    public init(_ options: CheckOptions) throws {
+        self.options = options
+        do { ctl = try ControllerClient(host: options.host, port: options.port) } catch {
+            throw CheckCannotRun("cannot reach the checker's own daemon: \(error)")
+        }
+        ctl.onEvent = { [unowned self] name, p in self.event(name, p) }
+    }
+
+    var now: Double { Date().timeIntervalSince(start) * 1000 }
+
+    func event(_ name: String, _ p: JSONValue) {
+        guard p["session"]?.stringValue == session || session.isEmpty else { return }
+        lastEventAt = Date()
+        let w = p["webview"]?.stringValue ?? ""
+        switch name {
+        case "stack.changed":
+            stack = p["stack"]?.arrayValue ?? []
+            log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: p["cause"]?.stringValue ?? "")))
+        case "foreground.shown":
+            foregroundUp = w
+            log.append(Observation(t: now, webview: w, step: step, .foregroundShown(kind: p["kind"]?.stringValue ?? "blank")))
+        case "foreground.removed":
+            if foregroundUp == w { foregroundUp = nil }
+            log.append(Observation(t: now, webview: w, step: step, .foregroundRemoved(reason: p["reason"]?.stringValue ?? "", latencyMs: Int(p["latencyMs"]?.intValue ?? 0))))
+        case "pwa-rendered":
+            log.append(Observation(t: now, webview: w, step: step, .rendered(late: p["late"]?.boolValue ?? false, removed: p["removed"]?.boolValue ?? false)))
+        case "webview.open":
+            log.append(Observation(t: now, webview: w, step: step, .webviewOpened(url: p["url"]?.stringValue ?? "")))
+        case "webview.failed":
+            let url = p["url"]?.stringValue ?? "", reason = p["reason"]?.stringValue ?? "the page did not load"
+            failed[w] = reason
+            log.append(Observation(t: now, webview: w, step: step, .loadFailed(url: url, reason: reason)))
+        case "external.open":
+            log.append(Observation(t: now, webview: w, step: step, .externalOpen(url: p["url"]?.stringValue ?? "")))
+        case "page.connected":
+            connected.insert(w)
+            failed[w] = nil
+            pendingProbes.append(w)
+            stackStale = true
+        case "page.disconnected", "webview.closed":
+            connected.remove(w)
+            stackStale = true
+        default:
+            break
+        }
+    }
+
+    /// The seed's notation for a stack of items.
+    static func render(_ items: [JSONValue]) -> String {
+        items.map { item -> String in
+            var s = item["id"]?.stringValue ?? "?"
+            if item["kind"]?.stringValue == "webview" {
+                s += item["mode"]?.stringValue == "pwa" ? "(*P)" : "(*C)"
+                if item["connected"]?.boolValue == false { s += "~" }
+            }
+            return s
+        }.joined(separator: " ")
+    }
+
+    var topItem: JSONValue? { stack.last { $0["kind"]?.stringValue == "webview" } }
+
+    var top: String { topItem?["id"]?.stringValue ?? "W1" }
+
+    var sid: JSONValue { .string(session) }
+
+    func evaluate(_ w: String, _ expression: String) throws -> JSONValue {
+        try ctl.call("webview.evaluate", ["session": sid, "webview": .string(w), "expression": .string(expression)])["value"] ?? .null
+    }
+
+    // MARK: Running
+
+    public func run() throws -> CheckReport {
+        _ = try ctl.call("hello", ["protocol": 1, "role": "controller"])
+        try openSession()
+        let startShot = screenshot()
+        if let steps = options.steps {
+            for (i, s) in steps.enumerated() { try perform(s, index: i) }
+        } else {
+            explored = true
+            try explore()
+        }
+        _ = try settle()
+        var findings = Rules.evaluate(log, options: RuleOptions(appOrigin: Rules.origin(options.url) ?? options.url, budgetMs: options.budgetMs))
+        if explored, let why = nothingExplored() {
+            findings.insert(Finding(rule: .nothingExplored, step: -1, webview: "W1", t: 0, message: why.message, evidence: why.evidence), at: 0)
+        }
+        let report = CheckReport(url: options.url, steps: stepResults, findings: findings, rows: Navigations.rows(log, findings: findings),
+                                 budgetMs: options.budgetMs, seconds: Date().timeIntervalSince(start), states: explored ? states : nil,
+                                 startScreenshot: startShot)
+        _ = try? ctl.call("session.close", ["session": sid])
+        return report
+    }
+
+    /// A browser session on the start url, its page connected and still. The start page is
+    /// judged by what the tab got: a page that did not load, or whose document answered an HTTP
+    /// error, stops the check (exit 2).
+    func openSession() throws {
+        if !session.isEmpty { _ = try? ctl.call("session.close", ["session": sid]) }
+        session = ""
+        connected = []
+        failed = [:]
+        pendingProbes = []
+        foregroundUp = nil
+        let created: JSONValue
+        do {
+            created = try ctl.call("session.create", ["url": .string(options.url), "browser": true], timeout: 90)
+        } catch let e as ControllerClient.CallError {
+            throw CheckCannotRun("the daemon could not open a browser session on \(options.url): \(e.code): \(e.message)")
+        }
+        session = created["session"]?.stringValue ?? ""
+        _ = try ctl.call("session.subscribe", ["session": sid])
+        stack = (try? ctl.call("session.get", ["session": sid]))?["stack"]?.arrayValue ?? []
+        log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: "session.create")))
+        // The root page connects once the tab loaded it.
+        try ctl.pump(options.timeout) { connected.contains("W1") || failed["W1"] != nil }
+        if let reason = failed["W1"] {
+            throw CheckCannotRun("the start page \(options.url) did not load in the browser: \(reason)")
+        }
+        guard connected.contains("W1") else {
+            throw CheckCannotRun("the start page \(options.url) did not connect within \(Int(options.timeout)) s (it did not load in the browser — an HTTP error without a page, a TLS or network error — or the page client could not reach the daemon)")
+        }
+        if let v = try? evaluate("W1", PageProbe.status), let status = v["status"]?.intValue, status >= 400 {
+            let title = v["title"]?.stringValue ?? ""
+            throw CheckCannotRun("the start page \(options.url) answered HTTP \(status) in the browser\(title.isEmpty ? "" : " (\"\(title)\")"): give the url of the app's start page as the browser should load it")
+        }
+        _ = try settle()
+    }
+
+    /// Reads the stack again when a page's connection changed.
+    func refreshStack() throws {
+        guard stackStale else { return }
+        stackStale = false
+        if let s = (try? ctl.call("session.get", ["session": sid]))?["stack"]?.arrayValue {
+            let before = Self.render(stack)
+            stack = s
+            if Self.render(s) != before { log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page"))) }
+        }
+    }
+
+    /// The url a web view of the stack shows (as the daemon knows it).
+    func url(of w: String) -> String {
+        stack.first { $0["id"]?.stringValue == w }?["url"]?.stringValue ?? ""
+    }
+
+    /// Waits until the app is still, as a user's next tap would: no foreground up; the top web
+    /// view's page connected (one of the app's origin that did not fail to load); its document
+    /// loaded, none of its fetch/XHR requests in flight, and no DOM change, request or event for
+    /// `stillnessMs`; all within `timeout`. Installs the page probe in new pages and collects
+    /// what the pages logged. Returns nil when still, else why it is not.
+    func settle() throws -> String? {
+        let quiet = Double(options.stillnessMs) / 1000
+        let deadline = Date().addingTimeInterval(options.timeout)
+        var why: String?
+        let app = Rules.origin(options.url)
+        while true {
+            try ctl.pump(0.05)
+            try refreshStack()
+            try probeNewPages()
+            if Date() >= deadline { break }
+            if let w = foregroundUp { why = "a foreground is still up over \(w)"; continue }
+            let w = top
+            let u = url(of: w)
+            let waitsForPage = failed[w] == nil && (Rules.origin(u) == app || u.isEmpty)
+            if !connected.contains(w) && waitsForPage { why = "the page of \(w) (\(u)) has not connected"; continue }
+            if Date().timeIntervalSince(lastEventAt) < quiet { why = "events keep coming"; continue }
+            if connected.contains(w) {
+                guard let a = try? evaluate(w, PageProbe.activity) else { why = "the page of \(w) does not answer"; continue }
+                if let ready = a["ready"]?.stringValue, ready != "complete" { why = "the document of \(w) is still loading (\(ready))"; continue }
+                if let n = a["pending"]?.intValue, n > 0 { why = "\(n) fetch/XHR request\(n == 1 ? "" : "s") of \(w) still in flight"; continue }
+                if let q = a["quietMs"]?.doubleValue, q < quiet * 1000 { why = "the page of \(w) is still changing"; continue }
+            }
+            why = nil
+            break
+        }
+        try collect()
+        return why
+    }
+
+    func probeNewPages() throws {
+        while !pendingProbes.isEmpty {
+            let w = pendingProbes.removeFirst()
+            _ = try? ctl.call("webview.evaluate", ["session": sid, "webview": .string(w), "expression": .string(PageProbe.install)])
+        }
+    }
+
+    /// What the connected pages logged since the last collection, then the top page's location.
+    func collect() throws {
+        for w in connected.sorted() {
+            guard let v = try? evaluate(w, PageProbe.collect), let entries = v.arrayValue else { continue }
+            for e in entries {
+                let t = e["t"]?.doubleValue ?? 0
+                let kind: Observation.Kind?
+                switch e["k"]?.stringValue {
+                case "dom": kind = .domChanged(count: Int(e["n"]?.intValue ?? 1))
+                case "push": kind = .history(how: .push, url: e["url"]?.stringValue ?? "")
+                case "replace": kind = .history(how: .replace, url: e["url"]?.stringValue ?? "")
+                case "pop": kind = .history(how: .pop, url: e["url"]?.stringValue ?? "")
+                case "nav": kind = .navigateSent(url: e["url"]?.stringValue ?? "")
+                case "reply": kind = .navigateReplied(placeholder: e["p"]?.stringValue ?? "")
+                case "exception": kind = .exception(message: e["m"]?.stringValue ?? "")
+                case "console": kind = .consoleError(message: e["m"]?.stringValue ?? "")
+                default: kind = nil
+                }
+                if let kind { log.append(Observation(t: t, webview: w, step: step, kind)) }
+            }
+        }
+        let w = top
+        if connected.contains(w), let v = try? evaluate(w, PageProbe.location) {
+            log.append(Observation(t: now, webview: w, step: step, .location(url: v["url"]?.stringValue ?? "", title: v["title"]?.stringValue ?? "")))
+        }
+    }
+
+    func back() throws {
+        let before = stack
+        let w = top
+        let r = try ctl.call("navigation.back", ["session": sid])
+        let action = r["action"]?.stringValue ?? "none"
+        let removed = r["removed"]?.arrayValue?.first?.stringValue
+        let url = before.first { $0["id"]?.stringValue == removed }?["url"]?.stringValue
+        log.append(Observation(t: now, webview: w, step: step, .back(action: action, placeholder: action == "swap" ? removed : nil, url: action == "swap" ? url : nil)))
+        if let s = r["stack"]?.arrayValue { stack = s }
+    }
+
+    func perform(_ s: Step, index: Int) throws {
+        step = index
+        let t0 = Date()
+        log.append(Observation(t: now, step: index, .step(description: s.description)))
+        var failure: String?
+        func settled() throws {
+            if let why = try settle() { failure = "the app did not settle within \(Int(options.timeout)) s (--timeout-s): \(why)" }
+        }
+        do {
+            switch s {
+            case .click(let selector):
+                _ = try ctl.call("webview.click", ["session": sid, "webview": .string(top), "selector": .string(selector)])
+                try settled()
+            case .type(let selector, let text):
+                _ = try ctl.call("webview.type", ["session": sid, "webview": .string(top), "selector": .string(selector), "text": .string(text)])
+                try settled()
+            case .back:
+                try back()
+                try settled()
+            case .navigate(let url):
+                _ = try ctl.call("navigation.navigateToUrl", ["session": sid, "url": .string(url)])
+                try settled()
+            case .deeplink(let url):
+                do {
+                    _ = try ctl.call("deeplink.open", ["session": sid, "url": .string(url)])
+                } catch let e as ControllerClient.CallError where e.code == "unknown-method" {
+                    _ = try ctl.call("navigation.navigateToUrl", ["session": sid, "url": .string(url)])
+                }
+                try settled()
+            case .waitRendered:
+                try settled()
+            case .waitMs(let ms):
+                try ctl.pump(Double(ms) / 1000)
+                try refreshStack()
+                try probeNewPages()
+            case .expect(let want, let url, let title):
+                try settled()
+                let rendering = Self.render(stack)
+                var problems: [String] = []
+                if let want, !Steps.stackMatches(rendering, expected: want) { problems.append("the stack is \(rendering), expected \(want)") }
+                if url != nil || title != nil {
+                    let v = try evaluate(top, PageProbe.location)
+                    let haveURL = v["url"]?.stringValue ?? "", haveTitle = v["title"]?.stringValue ?? ""
+                    if let url, haveURL != url { problems.append("the url is \(haveURL), expected \(url)") }
+                    if let title, haveTitle != title { problems.append("the title is \"\(haveTitle)\", expected \"\(title)\"") }
+                }
+                if !problems.isEmpty { failure = ((failure.map { [$0] } ?? []) + problems).joined(separator: "; ") }
+            }
+        } catch let e as ControllerClient.CallError {
+            failure = "\(e.code): \(e.message)"
+            _ = try settle()
+        }
+        stepResults.append(CheckReport.StepResult(index: index, description: s.description, failure: failure, stack: Self.render(stack),
+                                                  snapshots: snapshots(), ms: Date().timeIntervalSince(t0) * 1000, screenshot: screenshot()))
+    }
+
+    /// The placeholders on the stack, with their snapshots as `data:` URIs.
+    func snapshots() -> [(placeholder: String, dataURI: String)] {
+        stack.compactMap { item -> (placeholder: String, dataURI: String)? in
+            guard item["kind"]?.stringValue == "placeholder", let p = item["id"]?.stringValue,
+                  let v = try? ctl.call("placeholder.snapshot", ["session": sid, "placeholder": .string(p)]),
+                  let data = v["data"]?.stringValue else { return nil }
+            return (p, "data:\(v["mimeType"]?.stringValue ?? "image/jpeg");base64,\(data)")
+        }
+    }
+
+    /// The screen as the user sees it (the top web view), as a `data:` URI, up to `maxScreenshots`.
+    func screenshot() -> String? {
+        guard screenshots < options.maxScreenshots,
+              let v = try? ctl.call("session.screenshot", ["session": sid]), let data = v["data"]?.stringValue else { return nil }
+        screenshots += 1
+        return "data:\(v["mimeType"]?.stringValue ?? "image/jpeg");base64,\(data)"
+    }
+}

@@ -1,0 +1,139 @@
+import BridgeProtocol
+import Foundation
+
+/// Exploring: breadth-first over what a user can tap, every path from the start page.
+extension CheckRunner {
+    struct Link {
+        /// The absolute url, or `role=link "text"` for a role=link without one.
+        var key: String
+        var href: String?
+        var kind: String
+        var text: String
+        var blank: Bool
+        var sameOrigin: Bool
+        var selector: String
+
+        var described: String {
+            let shown = href.map { sameOrigin ? Rules.path($0) : $0 }
+            var s: String
+            if let shown {
+                let tag = kind.hasSuffix("[routerLink]") ? String(kind.dropLast(12)) + "[routerLink" : kind.hasSuffix("[href]") ? String(kind.dropLast(6)) + "[href" : kind + "[href"
+                s = "\(tag)=\"\(shown)\"]"
+            } else {
+                s = "\(kind) \"\(text)\""
+            }
+            if blank { s += " target=_blank" }
+            return s
+        }
+    }
+
+    func links() throws -> [Link] {
+        guard connected.contains(top), let v = try? evaluate(top, PageProbe.links) else { return [] }
+        return (v.arrayValue ?? []).compactMap { l in
+            guard let key = l["key"]?.stringValue, let s = l["selector"]?.stringValue else { return nil }
+            return Link(key: key, href: l["href"]?.stringValue, kind: l["kind"]?.stringValue ?? "a", text: l["text"]?.stringValue ?? "",
+                        blank: l["blank"]?.boolValue ?? false, sameOrigin: l["sameOrigin"]?.boolValue ?? false, selector: s)
+        }
+    }
+
+    /// The top page's location as last collected.
+    func currentURL() -> String {
+        if case .location(let u, _)? = log.last(where: { if case .location = $0.kind { return $0.webview == top } else { return false } })?.kind { return u }
+        return url(of: top)
+    }
+
+    /// One web view on the stack, nothing else, on the start url.
+    func atStart(_ startURL: String) -> Bool {
+        stack.count == 1 && Rules.comparable(currentURL()) == Rules.comparable(startURL)
+    }
+
+    /// Breadth-first over the states reachable by taps: each path is walked forward from the
+    /// start page, then undone with the host's back once per tap. When the backs did not bring
+    /// the start page back on top, alone, the next path starts in a fresh session on the start
+    /// url. Links of the app's origin are followed further; one to another origin is tapped once
+    /// (that is how the external-link trap shows) and not followed.
+    func explore() throws {
+        let startURL = currentURL()
+        states = [CheckReport.State(url: startURL, via: [], steps: 0..<0, start: "the start page as loaded")]
+        var seen: Set<String> = [Rules.comparable(startURL)]
+        let first = try links()
+        startLinks = first
+        // Links already queued (or the start page itself), by their comparable key.
+        var queued: Set<String> = [Rules.comparable(startURL)]
+        var queue: [[Link]] = []
+        for l in first where queued.insert(Rules.comparable(l.key)).inserted { queue.append([l]) }
+        var n = 0
+        var how = "the start page as loaded"
+        while !queue.isEmpty, states.count < options.maxStates {
+            let path = queue.removeFirst()
+            if n > 0 {
+                if atStart(startURL) {
+                    how = "the start page, back by the host's back"
+                } else {
+                    let was = "\(Self.render(stack)) on \(Rules.path(currentURL()))"
+                    try openSession()
+                    freshSessions += 1
+                    how = "a fresh session on the start page (the host's back left \(was))"
+                }
+            }
+            let from = n
+            var walked = 0
+            var reached = true
+            for link in path {
+                guard let l = try links().first(where: { $0.key == link.key }) else {
+                    reached = false
+                    missed.append("\(link.described) (after \(path.prefix(walked).map(\.described).joined(separator: " → ")))")
+                    break
+                }
+                try perform(.click(l.selector), index: n, describedAs: "click: \(l.described)")
+                tapped += 1
+                n += 1
+                walked += 1
+            }
+            var newState: Int?
+            if reached {
+                let here = currentURL()
+                if seen.insert(Rules.comparable(here)).inserted {
+                    states.append(CheckReport.State(url: here, via: path.map(\.described), steps: from..<n, start: how))
+                    newState = states.count - 1
+                    if Rules.origin(here) == Rules.origin(options.url) {
+                        for l in try links() where !seen.contains(Rules.comparable(l.key)) && queued.insert(Rules.comparable(l.key)).inserted {
+                            queue.append(path + [l])
+                        }
+                    }
+                }
+            }
+            for _ in 0..<walked {
+                try perform(.back, index: n, describedAs: "back")
+                n += 1
+            }
+            if let i = newState { states[i].steps = from..<n }
+        }
+    }
+
+    /// Why exploring reached no state of the app but the start page; nil when it did.
+    func nothingExplored() -> (message: String, evidence: [String])? {
+        let app = Rules.origin(options.url)
+        let inApp = states.filter { Rules.origin($0.url) == app }
+        guard inApp.count <= 1 else { return nil }
+        let start = states.first?.url ?? options.url
+        var evidence = ["the start page: \(start)"]
+        let message: String
+        if startLinks.isEmpty {
+            message = "no link found on the start page: nothing a user can tap was found (<a href>, elements with href or routerLink, role=link, in the document and open shadow roots; visible ones only)"
+        } else if startLinks.allSatisfy({ !$0.sameOrigin }) {
+            message = "every link on the start page leads to another origin (\(startLinks.count) link\(startLinks.count == 1 ? "" : "s")): no state of the app was reached"
+            evidence += startLinks.prefix(10).map { "link: \($0.described)" }
+        } else {
+            message = "\(tapped) tap\(tapped == 1 ? "" : "s") on \(startLinks.count) link\(startLinks.count == 1 ? "" : "s"), none reached another state of the app (the page stayed at \(Rules.path(start)))"
+            evidence += startLinks.prefix(10).map { "link: \($0.described)" }
+        }
+        evidence += missed.prefix(10).map { "not found when its path was walked: \($0)" }
+        return (message, evidence)
+    }
+
+    func perform(_ s: Step, index: Int, describedAs: String) throws {
+        try perform(s, index: index)
+        stepResults[stepResults.count - 1].description = describedAs
+    }
+}
