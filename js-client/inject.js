@@ -14,7 +14,7 @@
   if (typeof window === "undefined" || window.top !== window || window.__bridgedInjected) return;
   // A tab's first document (about:blank, which stands for the web view below) and Chromium's
   // error pages have no origin of their own: no page of the app speaks from them.
-  if (location.protocol !== "http:" && location.protocol !== "https:") return;
+  if (!/^https?:/i.test(String(location.href))) return;
   const __bridgedConfig = /*@CONFIG@*/ null;
   const __bridgedModuleUrl = __bridgedConfig.moduleUrl;
   /*@BRIDGE_JS@*/

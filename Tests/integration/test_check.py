@@ -395,6 +395,9 @@ def test_explorer_covers_a_multi_page_site_from_its_start_page(apps):
     # --max-states is the most states, the start page included.
     code, out, err = check(apps.url + "/site/", "--max-states", "3")
     assert code == 0 and len(states_of(out)) == 3, out + err
+    # At the limit of 1 nothing is explored, and that never passes.
+    code, out, err = check(apps.url + "/site/", "--max-states", "1")
+    assert code == 1 and "--max-states 1 explores nothing but the start page" in out, out + err
 
 
 @needs_chromium

@@ -63,3 +63,23 @@ test("an imported bridge.js finds the injected bridge and keeps its shim", () =>
     delete globalThis.__bridgedInjected;
   }
 });
+
+test("a document without an http(s) origin (about:blank, an error page) gets no client", () => {
+  for (const href of ["about:blank", "chrome-error://chromewebdata/"]) {
+    const page = makePage(href);
+    const WebSocket = makeSocketClass();
+    const window = page.window;
+    window.top = window;
+    const context = vm.createContext({
+      window, document: page.document, location: window.location, history: window.history,
+      WebSocket, setTimeout, clearTimeout, console, URL, URLSearchParams,
+    });
+    context.globalThis = context;
+    vm.runInContext(injected({
+      url: "ws://127.0.0.1:8787/bridge", moduleUrl: "http://127.0.0.1:8787/bridge.js",
+      claim: { session: "s-1", webview: "W2", token: "t2" },
+    }), context);
+    assert.equal(WebSocket.instances.length, 0, href);
+    assert.equal(window.__bridgedInjected, undefined, href);
+  }
+});

@@ -119,7 +119,9 @@ extension CheckRunner {
         let start = states.first?.url ?? options.url
         var evidence = ["the start page: \(start)"]
         let message: String
-        if startLinks.isEmpty {
+        if options.maxStates == 1 {
+            message = "--max-states 1 explores nothing but the start page: give at least 2, or run steps (--steps)"
+        } else if startLinks.isEmpty {
             message = "no link found on the start page: nothing a user can tap was found (<a href>, elements with href or routerLink, role=link, in the document and open shadow roots; visible ones only)"
         } else if startLinks.allSatisfy({ !$0.sameOrigin }) {
             message = "every link on the start page leads to another origin (\(startLinks.count) link\(startLinks.count == 1 ? "" : "s")): no state of the app was reached"
