@@ -156,6 +156,7 @@ import Testing
             ["url": "http://h/", "profile": "hotwire-native"],
             ["url": "http://h/", "browser": true, "profile": "hotwire-native", "platform": "web"],
             ["url": "http://h/", "browser": true, "profile": "other"],
+            ["url": "http://h/", "browser": true, "profile": "astro", "bridgeComponents": ["form"]],
         ] {
             #expect(h.request(ctl, "session.create", params)["error"]?["code"] == "invalid-params")
         }

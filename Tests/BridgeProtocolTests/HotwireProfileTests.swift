@@ -5,6 +5,7 @@ import Testing
 @Suite struct HotwireProfileTests {
     @Test func noProfile() throws {
         #expect(try HotwireProfile.parse(["url": "http://a.test/"]) == nil)
+        #expect(try HotwireProfile.parse(["profile": "astro"]) == nil)
     }
 
     @Test func full() throws {
@@ -20,7 +21,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (["profile": "astro"], "unknown profile \"astro\": the one profile is \"hotwire-native\""),
+        (["profile": "other"], "unknown profile \"other\": \"astro\" (the default) or \"hotwire-native\""),
+        (["profile": "astro", "platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\""),
         (["platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\""),
         (["profile": "hotwire-native", "platform": "web"], "platform must be \"ios\" or \"android\", not \"web\""),
         (["profile": "hotwire-native", "pathConfiguration": [:]], "a path configuration needs 'rules'"),

@@ -243,7 +243,7 @@ def test_profile_errors(daemon, app):
     async def go():
         c = await controller(daemon.ws_url)
         for params in (
-            {"profile": "astro"},
+            {"profile": "other"},
             {"profile": "hotwire-native", "platform": "web"},
             {"profile": "hotwire-native", "pathConfiguration": {"rules": [{"patterns": ["("]}]}},
             {"profile": "hotwire-native", "bridgeComponents": ["a b"]},

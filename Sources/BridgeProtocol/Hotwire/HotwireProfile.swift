@@ -22,20 +22,21 @@ public struct HotwireProfile: Equatable, Sendable {
         self.configurationURL = configurationURL
     }
 
-    /// The profile `session.create`'s params ask for: `nil` without `profile`; an error (and
+    /// The profile `session.create`'s params ask for: `nil` without `profile` or with `"astro"`
+    /// (the default: an Astro shell); an error (and
     /// nothing made) for a profile other than `hotwire-native`, a platform other than `ios` or
     /// `android`, a path configuration that does not parse, both `pathConfiguration` and
     /// `pathConfigurationUrl`, a `pathConfigurationUrl` that is not http(s), or a bridge
     /// component name that is not a word (letters, digits, `-`, `_`; at most 64 of them).
     public static func parse(_ params: JSONObject) throws(HotwireConfigurationError) -> HotwireProfile? {
-        guard let value = params["profile"] else {
+        guard let value = params["profile"], value.stringValue != "astro" else {
             for key in ["platform", "pathConfiguration", "pathConfigurationUrl", "bridgeComponents"] where params[key] != nil {
                 throw HotwireConfigurationError("'\(key)' needs \"profile\": \"\(name)\"")
             }
             return nil
         }
         guard value.stringValue == name else {
-            throw HotwireConfigurationError("unknown profile \(value.jsonString): the one profile is \"\(name)\"")
+            throw HotwireConfigurationError("unknown profile \(value.jsonString): \"astro\" (the default) or \"\(name)\"")
         }
         var profile = HotwireProfile()
         if let p = params["platform"] {
