@@ -2,9 +2,9 @@
 Turbo 7.1.0 from PyPI) in a `hotwire-native` browser session, on both platforms, driven only
 over the controller protocol: advance, back, replace, a modal form whose redirect dismisses the
 modal, a native screen, a GET redirect, a bridge component, a failed visit, another host."""
-import asyncio
 import os
 import sys
+import urllib.parse
 
 import pytest
 
@@ -42,6 +42,17 @@ async def start(c, base, platform, **extra):
 async def loaded(c, s, webview, name="visitRendered"):
     """The next adapter message `name` of `webview`."""
     return await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == webview and p["name"] == name)
+
+
+async def rendered(c, s, webview, path):
+    """The next visit of `path` in `webview` (its `visitStarted`), once it has rendered. A visit
+    with a cached snapshot renders twice (the snapshot, then the response): the first counts."""
+    started = await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == webview
+                                 and p["name"] == "visitStarted" and urllib.parse.urlsplit(p["data"]["location"]).path == path)
+    ident = started["data"]["identifier"]
+    await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["name"] == "visitRendered"
+                       and p["data"]["identifier"] == ident)
+    return started
 
 
 async def tree(c, s):
@@ -96,7 +107,7 @@ def test_advance_back_replace(daemon, app, platform):
         assert proposed["data"]["location"] == app + "/one" and proposed["data"]["options"]["action"] == "advance"
         changed = await stack_changed(c, s, "push")
         assert changed["cause"] == "hotwire:default:push"
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/one")
         t = await tree(c, s)
         assert paths(t["tabs"][0]["stack"], app) == [("P", "/"), ("W", "/one")]
         assert t["tabs"][0]["stack"][0]["restorationIdentifier"] == root_rid
@@ -104,22 +115,21 @@ def test_advance_back_replace(daemon, app, platform):
         # native back: a pop, then a restore visit in the same tab
         back = await c.request("navigation.back", {"session": s})
         assert back["action"] == "pop"
-        started = await loaded(c, s, "W1", "visitStarted")
-        await loaded(c, s, "W1", "visitRendered")
+        started = await rendered(c, s, "W1", "/")
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
         assert await evaluate(c, s, "W1", "[location.href, document.title]") == [app + "/", "Home"]
         assert started["data"]["hasCachedSnapshot"] is True, "the restore visit shows Turbo's snapshot first"
         # replace: the depth stays
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-one"})
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/one")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-two-replace"})
         changed = await stack_changed(c, s, "replace")
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/two")
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("P", "/"), ("W", "/two")]
         assert await evaluate(c, s, "W1", "document.title") == "Two"
         # back at the root does nothing
         await c.request("navigation.back", {"session": s})
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/")
         none = await c.request("navigation.back", {"session": s})
         assert none["action"] == "none"
         await c.close()
@@ -144,7 +154,7 @@ def test_modal_form_redirect_dismisses_and_shows_the_result(daemon, app, platfor
         await c.request("webview.type", {"session": s, "webview": modal, "selector": "#item-title", "text": "Bread and butter"})
         await c.request("webview.click", {"session": s, "webview": modal, "selector": "#submit"})
         await c.next_event("webview.closed", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == modal)
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/items/1")
         t = await tree(c, s)
         assert t["modal"] is None and t["active"] == "tab:main"
         assert paths(t["tabs"][0]["stack"], app) == [("P", "/"), ("W", "/items/1?title=Bread+and+butter")]
@@ -169,7 +179,7 @@ def test_native_screen_and_get_redirect(daemon, app, platform):
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
 
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-one"})
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/one")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-follow"})
         # Turbo follows the redirect, then proposes the final URL with `replace` (redirected)
         proposal = await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["name"] == "visitProposed" and p["data"]["location"].endswith("/redirected"))
@@ -225,7 +235,7 @@ def test_failed_visit_and_another_host(daemon, app, platform):
         t = await tree(c, s)
         assert t["tabs"][0]["stack"][-1]["error"] == {"statusCode": 404}
         await c.request("navigation.back", {"session": s})
-        await loaded(c, s, "W1", "visitRendered")
+        await rendered(c, s, "W1", "/")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-external"})
         opened = await c.next_event("external.open", TIMEOUT, where=lambda p: p["session"] == s)
         assert opened["url"] == "http://external.invalid/"
