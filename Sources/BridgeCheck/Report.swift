@@ -206,6 +206,12 @@ public struct CheckReport: Sendable {
         for r in rules {
             let n = findings.filter { $0.rule == r.id }.count
             h += "<tr><td><code>\(r.id)</code></td><td>\(xml(r.summary))</td><td class=\"\(n == 0 ? "ok" : "bad")\">\(n == 0 ? "kept" : "broken \(n)×")</td></tr>\n"
+            // Under a broken rule: what to change in the app.
+            if n > 0, let a = r.advice {
+                h += "<tr><td colspan=\"3\" class=\"advice\"><b>What to change:</b> \(xml(a.text))"
+                if !a.snippet.isEmpty { h += "<pre>\(xml(a.snippet))</pre>" }
+                h += "</td></tr>\n"
+            }
         }
         h += "</table>\n"
         if !findings.isEmpty {
@@ -215,13 +221,6 @@ public struct CheckReport: Sendable {
                 if let shot = screenshot(atStep: f.step) {
                     h += "<img class=\"screen\" alt=\"the screen after step \(f.step + 1)\" src=\"\(shot)\">"
                 }
-                h += "</div>\n"
-            }
-            h += "<h2>What to change</h2>\n"
-            for r in rules where findings.contains(where: { $0.rule == r.id }) {
-                guard let a = r.advice else { continue }
-                h += "<div class=\"advice\"><b><code>\(r.id)</code></b>: \(xml(a.text))"
-                if !a.snippet.isEmpty { h += "<pre>\(xml(a.snippet))</pre>" }
                 h += "</div>\n"
             }
         }

@@ -279,7 +279,7 @@ enum Logs {
         // The screen at the finding, and what to change.
         let html = r.html
         #expect(html.contains("<img class=\"screen\" alt=\"the screen after step 2\" src=\"data:image/jpeg;base64,AAAA\">"))
-        #expect(html.contains("What to change") && html.contains("pwaNavigate"))
+        #expect(html.contains("<td colspan=\"3\" class=\"advice\"><b>What to change:</b> The page moved") && html.contains("pwaNavigate"))
     }
 
     @Test func failedStepsAloneSaySo() {

@@ -183,33 +183,16 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 extension Bridge {
     mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
         let p = Params(params)
-        // A controller's request is handled without a copy of its record in scope: the record
-        // holds the set of sessions it subscribed to, and `session.create`/`session.close`
-        // change that set in place, which a live copy would turn into a copy of the whole set
-        // (O(sessions) per call).
-        if let observer = clients[client]?.role.controllerObserver {
-            do throws(ProtocolError) {
-                if observer { try checkObserver(method) }
-                try controllerRequest(client, id: id, method: method, p, now: now)
-            } catch {
-                sendError(client, id: id, error)
-            }
+        // One lookup of the client, and only what the request needs taken out of its record
+        // (`Requester`). In particular a controller's request is handled without a copy of its
+        // record in scope: the record holds the set of sessions it subscribed to, and
+        // `session.create`/`session.close` change that set in place, which a live copy would
+        // turn into a copy of the whole set (O(sessions) per call).
+        switch clients[client]?.role.requester {
+        case nil:
             return
-        }
-        guard let c = clients[client] else { return }
-        switch c.role {
-        case .fresh:
-            guard method == "hello" else {
-                sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
-                return
-            }
+        case .page(let sid, let webview)?:
             do throws(ProtocolError) {
-                try hello(client, id: id, p, c, now: now)
-            } catch {
-                sendError(client, id: id, error)
-            }
-        case .page(let sid, let webview):
-                do throws(ProtocolError) {
                 let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
                     try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
                 }
@@ -217,7 +200,25 @@ extension Bridge {
             } catch {
                 sendError(client, id: id, error)
             }
-        case .detached(let sid, let webview, let why):
+        case .controller(let observer)?:
+            do throws(ProtocolError) {
+                if observer { try checkObserver(method) }
+                try controllerRequest(client, id: id, method: method, p, now: now)
+            } catch {
+                sendError(client, id: id, error)
+            }
+        case .fresh?:
+            guard method == "hello" else {
+                sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
+                return
+            }
+            guard let c = clients[client] else { return }
+            do throws(ProtocolError) {
+                try hello(client, id: id, p, c, now: now)
+            } catch {
+                sendError(client, id: id, error)
+            }
+        case .detached(let sid, let webview, let why)?:
             if method == "hello" {
                 sendError(client, id: id, ProtocolError(.conflict, "this connection already said hello"))
             } else if sessions[sid]?.engine.webView(webview) == nil {
@@ -225,8 +226,6 @@ extension Bridge {
             } else {
                 sendError(client, id: id, ProtocolError(.notAllowed, "this connection no longer speaks for \(webview) (\(why))"))
             }
-        case .controller:
-            return  // handled above
         }
     }
 
@@ -241,6 +240,25 @@ extension Bridge {
             }
         } catch {
             sendError(client, id: nil, error)
+        }
+    }
+}
+
+/// What `handleRequest` takes out of a client's role: everything but a controller's record.
+enum Requester {
+    case fresh
+    case page(session: String, webview: ItemID)
+    case detached(session: String, webview: ItemID, why: String)
+    case controller(observer: Bool)
+}
+
+extension Client.Role {
+    var requester: Requester {
+        switch self {
+        case .fresh: .fresh
+        case .page(let sid, let webview): .page(session: sid, webview: webview)
+        case .detached(let sid, let webview, let why): .detached(session: sid, webview: webview, why: why)
+        case .controller(let info): .controller(observer: info.observer)
         }
     }
 }
