@@ -195,4 +195,21 @@ import Testing
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.clearSnapshotCache"])
         #expect(h.stackIDs(sid) == "W1")
     }
+
+    /// `bridged open URL [--profile hotwire-native …]`: the daemon's own command.
+    @Test func theOpenCommandWithAndWithoutAProfile() {
+        var h = BridgeHarness()
+        h.bridge.apply(.openBrowserSession(url: "http://h/a/"), at: h.now)
+        h.collect()
+        guard case .openTab(let plain, _, "http://h/a/", _, nil, true)? = h.hostCalls.last else { Issue.record("no tab: \(h.hostCalls)"); return }
+        #expect(!h.bridge.isHotwireSession(plain))
+        h.bridge.apply(.openBrowserSession(url: "http://h/b/", profile: ["profile": "hotwire-native", "platform": "android"]), at: h.now)
+        h.collect()
+        guard case .openTab(let hot, _, "http://h/b/", _, nil, true)? = h.hostCalls.last else { Issue.record("no tab: \(h.hostCalls)"); return }
+        #expect(h.bridge.hotwireProfile(session: hot)?.platform == .android)
+        let count = h.hostCalls.count
+        h.bridge.apply(.openBrowserSession(url: "http://h/c/", profile: ["profile": "nope"]), at: h.now)
+        h.collect()
+        #expect(h.hostCalls.count == count && h.bridge.sessionCount == 2)
+    }
 }

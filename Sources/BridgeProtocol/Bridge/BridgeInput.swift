@@ -187,7 +187,8 @@ extension Bridge {
             hostResult(result, now: now)
         case .openBrowserSession(let url, let params):
             let mark = effects.count
-            if let profile = try? HotwireProfile.parse(params) {
+            // The command line checked the profile; one that does not parse opens nothing.
+            if let profile = Result(catching: { () throws(HotwireConfigurationError) in try HotwireProfile.parse(params) }).ok {
                 try? createBrowserSession(nil, id: nil, url: PageURL.stripClaim(url), profile: profile, now: now)
             }
             if !held.isEmpty { divertHeld(from: mark) }
@@ -210,5 +211,13 @@ extension Bridge {
         let mark = effects.count
         received(client, text: text, at: now)
         if !held.isEmpty { divertHeld(from: mark) }
+    }
+}
+
+extension Result {
+    /// The success value (itself an optional here), or nil on failure.
+    fileprivate var ok: Success? {
+        if case .success(let v) = self { return v }
+        return nil
     }
 }
