@@ -36,7 +36,7 @@ public enum StackDiagram {
             return "bridged open \(url)" + (profile["profile"]?.stringValue.map { " --profile \($0)" } ?? "")
         case .host(let result):
             switch result {
-            case .tabOpened(let s, let w): return "the browser opened \(w)'s tab of \(s)"
+            case .tabOpened(let s, let w, _, _): return "the browser opened \(w)'s tab of \(s)"
             case .tabFailed(let s, let w, _, let reason): return "\(w)'s tab of \(s) failed: \(reason)"
             case .snapshotTaken(_, let w, _): return "the browser took \(w)'s snapshot"
             case .navigationStopped(let stop): return "the browser stopped \(stop.webview)'s navigation to \(stop.url)"

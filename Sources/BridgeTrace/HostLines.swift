@@ -8,8 +8,9 @@ enum HostLines {
 
     static func write(_ result: HostResult, into o: inout JSONObject) {
         switch result {
-        case .tabOpened(let s, let w):
+        case .tabOpened(let s, let w, let target, let context):
             o["what"] = "tab-opened"; o["session"] = .string(s); o["webview"] = .string(w.description)
+            o["targetId"] = .string(target); o["browserContextId"] = .string(context)
         case .tabFailed(let s, let w, let url, let reason):
             o["what"] = "tab-failed"; o["session"] = .string(s); o["webview"] = .string(w.description)
             o["url"] = .string(url); o["reason"] = .string(reason)
@@ -129,7 +130,10 @@ enum HostLines {
     static func result(_ r: Reader) throws(TraceError) -> HostResult {
         let what = try r.string("what")
         switch what {
-        case "tab-opened": return .tabOpened(session: try r.string("session"), webview: try r.id("webview"))
+        case "tab-opened":
+            // (Traces written before the ids were recorded have none.)
+            return .tabOpened(session: try r.string("session"), webview: try r.id("webview"),
+                              targetId: r.v["targetId"]?.stringValue ?? "", browserContextId: r.v["browserContextId"]?.stringValue ?? "")
         case "tab-failed":
             return .tabFailed(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"), reason: try r.string("reason"))
         case "snapshot-taken":

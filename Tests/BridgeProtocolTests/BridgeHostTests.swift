@@ -20,7 +20,7 @@ import Testing
         #expect(webview == .webview(1) && tabURL == url && post == nil && root)
         #expect(h.bridge.isHeld(ctl))
         #expect(h.inbox[ctl]!.isEmpty, "nothing for the creator before its reply")
-        h.host(.tabOpened(session: sid, webview: .webview(1)))
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
         let frames = h.take(ctl)
         #expect(frames.first?["id"] == .int(id))
         #expect(frames.first?["result"]?["session"] == .string(sid))
@@ -206,7 +206,15 @@ import Testing
             Issue.record("no tab for W2: \(h.hostCalls)")
             return
         }
-        #expect(h.events(ctl, "webview.open").first?["params"]?["token"] == .string(token))
+        // Its `webview.open` waits for the tab, and carries the browser's ids of tab and context.
+        #expect(h.events(ctl, "webview.open").isEmpty)
+        h.host(.tabOpened(session: sid, webview: .webview(2), targetId: "T2", browserContextId: "C1"))
+        let open = h.events(ctl, "webview.open").first?["params"]
+        #expect(open?["token"] == .string(token) && open?["url"] == "http://h/b")
+        #expect(open?["targetId"] == "T2" && open?["browserContextId"] == "C1")
+        let got = h.request(ctl, "session.get", ["session": .string(sid)])["result"]
+        #expect(got?["browserContextId"] == "C1")
+        #expect(got?["targetIds"] == .object(["W1": "T1", "W2": "T2"]))
         _ = h.claimed(sid, "W2", token, url: "http://h/b")
 
         // A POST: its tab replays it.

@@ -23,7 +23,7 @@ import Testing
             Issue.record("no openTab in \(h.hostCalls)")
             return (ctl, "", PageHandle(client: ctl, session: "", webview: "", token: "", pageUrl: ""))
         }
-        h.host(.tabOpened(session: sid, webview: .webview(1)))
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
         let reply = h.take(ctl).first
         #expect(reply?["result"]?["profile"] == "hotwire-native")
         let page = h.claimed(sid, "W1", token, url: "http://h/")
@@ -170,7 +170,7 @@ import Testing
         h.request(ctl, "session.create", ["url": "http://h/", "browser": true, "profile": "hotwire-native",
                                           "pathConfigurationUrl": "http://h/pc.json"])
         guard case .openTab(let sid, _, _, let token, _, true)? = h.hostCalls.last else { Issue.record("no tab"); return }
-        h.host(.tabOpened(session: sid, webview: .webview(1)))
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
         let page = h.claimed(sid, "W1", token, url: "http://h/")
         h.event(page.client, "hotwire.pathConfiguration", ["url": "http://h/pc.json", "document": ["rules": "x"]])
         #expect(h.eventParams(ctl, "hotwire.pathConfiguration").last?["error"] == "'rules' must be an array")

@@ -292,7 +292,7 @@ struct Recording {
         let post = NavigationStop(session: "s-1", webview: .webview(2), url: "http://h/f", method: "POST", body: [0, 1, 255],
                                   headers: [.init("Content-Type", "application/x-www-form-urlencoded")], disposition: .document)
         let results: [HostResult] = [
-            .tabOpened(session: "s-1", webview: .webview(1)),
+            .tabOpened(session: "s-1", webview: .webview(1), targetId: "6A1C", browserContextId: "9F2B"),
             .tabFailed(session: "s-1", webview: .webview(2), url: "http://127.0.0.1:9/down", reason: "net::ERR_CONNECTION_REFUSED"),
             .snapshotTaken(session: "s-1", webview: .webview(1), image: [0xFF, 0xD8, 1, 2, 0xFF, 0xD9]),
             .snapshotTaken(session: "s-1", webview: .webview(2), image: nil),

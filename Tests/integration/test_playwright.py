@@ -451,3 +451,50 @@ def test_after_a_crash_a_new_chromium_listens_on_a_new_url(devtools_daemon):
         assert ids((await c.request("session.get", {"session": s2}))["stack"]) == "W1"
 
     run(go())
+
+
+def test_pages_map_to_web_views_by_target_id(devtools_daemon):
+    d = devtools_daemon("--static", DEMO)
+    start = d.url + "/app/astro.html"
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, start)
+        other = await create(c, d.url + "/app/classic.html")
+        got = await c.request("session.get", {"session": s})
+        context_id, targets = got["browserContextId"], got["targetIds"]
+        assert set(targets) == {"W1"} and context_id
+        assert (await c.request("session.get", {"session": other}))["browserContextId"] not in (None, context_id)
+        async with async_playwright() as p:
+            browser = await p.chromium.connect_over_cdp(d.devtools)
+            context = browser.contexts[0]
+
+            async def info(page):
+                cdp = await context.new_cdp_session(page)
+                try:
+                    return (await cdp.send("Target.getTargetInfo"))["targetInfo"]
+                finally:
+                    await cdp.detach()
+
+            # Each of Playwright's pages names its tab; W1's is the page bridged names.
+            by_target = {}
+            for page in context.pages:
+                by_target[(await info(page))["targetId"]] = page
+            w1 = by_target[targets["W1"]]
+            assert w1.url == start
+            assert (await info(w1))["browserContextId"] == context_id
+
+            # A new web view: its webview.open names its tab, which is Playwright's new page.
+            async with context.expect_page() as new_page:
+                await w1.evaluate("location.href = '/app/classic.html'")
+            opened = await c.next_event("webview.open", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W2")
+            w2 = await new_page.value
+            assert opened["targetId"] == (await info(w2))["targetId"] and opened["browserContextId"] == context_id
+            got = await c.request("session.get", {"session": s})
+            assert got["targetIds"] == {"W1": targets["W1"], "W2": opened["targetId"]}
+            await c.request("navigation.back", {"session": s})
+            await stack_is(c, s, "W1")
+            assert (await c.request("session.get", {"session": s}))["targetIds"] == {"W1": targets["W1"]}
+            await browser.close()
+
+    run(go())

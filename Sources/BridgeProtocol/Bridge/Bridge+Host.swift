@@ -34,6 +34,17 @@ struct BrowserState: Equatable {
     var waitingNavigations: [ItemID: NavigationStop] = [:]
     /// Web views whose tab could not open or whose page could not load, oldest first.
     var failed: [Failure] = []
+    /// The browser's ids of the web views' tabs and of the session's context (`session.get`,
+    /// `webview.open`): a DevTools client (Playwright, Puppeteer) maps its pages to web views.
+    var targetIds: [ItemID: String] = [:]
+    var browserContextId: String?
+    /// A web view pushed whose tab is not open yet: its `webview.open` goes out once it is,
+    /// with the tab's target id.
+    struct Unannounced: Equatable {
+        var url: String
+        var token: String
+    }
+    var unannounced: [ItemID: Unannounced] = [:]
 
     func snapshot(of placeholder: ItemID) -> [UInt8]? {
         snapshots.first { $0.placeholder == placeholder }?.jpeg
@@ -272,6 +283,9 @@ extension Bridge {
             let post = s.browser!.posts.removeValue(forKey: url)
             effects.append(.host(.openTab(session: sid, webview: webview, url: url, token: token, post: post, root: false)))
         case .webviewClosed(let webview):
+            // Its `webview.open` first, if its tab never opened.
+            announceOpen(&s, webview)
+            s.browser!.targetIds[webview] = nil
             s.browser!.waitingNavigations[webview] = nil
             s.browser!.failed.removeAll { $0.webview == webview }
             effects.append(.host(.closeTab(session: sid, webview: webview)))
@@ -322,7 +336,14 @@ extension Bridge {
         var abandon: String?
         let mark = effects.count
         switch result {
-        case .tabOpened(let sid, let webview):
+        case .tabOpened(let sid, let webview, let targetId, let contextId):
+            withSession(sid) { b, s in
+                guard s.browser != nil, s.engine.webView(webview) != nil else { return }
+                // (Empty in a trace recorded before the ids were: unknown.)
+                if !targetId.isEmpty { s.browser!.targetIds[webview] = targetId }
+                if !contextId.isEmpty { s.browser!.browserContextId = contextId }
+                b.announceOpen(&s, webview)
+            }
             guard webview == .webview(1), let (client, h) = heldFor(sessionOpen: sid) else { break }
             guard case .sessionOpen(_, _, let reply) = h.wait else { break }
             releases.append((client, [.send(client, reply)]))
@@ -337,6 +358,7 @@ extension Bridge {
             }
             withSession(sid) { b, s in
                 guard s.browser != nil, s.engine.webView(webview) != nil else { return }
+                b.announceOpen(&s, webview)
                 s.browser!.failed.removeAll { $0.webview == webview }
                 s.browser!.failed.append(BrowserState.Failure(webview: webview, url: url, reason: reason))
                 b.emit(&s, "webview.failed") { w in
@@ -399,7 +421,13 @@ extension Bridge {
             }))
         case .browserCrashed(let sids):
             for sid in sids {
-                withSession(sid) { b, s in b.emit(&s, "browser.crashed") { _ in } }
+                withSession(sid) { b, s in
+                    if s.browser != nil {
+                        s.browser!.targetIds.removeAll()
+                        s.browser!.browserContextId = nil
+                    }
+                    b.emit(&s, "browser.crashed") { _ in }
+                }
             }
         }
         if !held.isEmpty { divertHeld(from: mark) }
@@ -424,6 +452,14 @@ extension Bridge {
             closeSession(abandon, reason: "closed", now: now)
             if !held.isEmpty { divertHeld(from: m) }
         }
+    }
+
+    /// Sends the `webview.open` of a web view of a browser session that waited for its tab
+    /// (with the tab's target id and the context's id once the tab is open).
+    mutating func announceOpen(_ s: inout Session, _ webview: ItemID) {
+        guard let u = s.browser?.unannounced.removeValue(forKey: webview) else { return }
+        emitWebviewOpen(&s, webview, url: u.url, token: u.token,
+                        targetId: s.browser?.targetIds[webview], browserContextId: s.browser?.browserContextId)
     }
 
     func heldFor(sessionOpen sid: String) -> (ClientID, HeldConnection)? {

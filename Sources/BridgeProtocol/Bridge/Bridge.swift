@@ -98,7 +98,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// One whole text message from `client`.
     mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
-        guard clients[client] != nil else { return }
+        // (Not `clients[client] != nil`: that compares two `Client?` through `Equatable`,
+        // copying the record.)
+        guard clients.keys.contains(client) else { return }
         let frame: Frame
         switch Frame.classify(text) {
         case .success(let f): frame = f

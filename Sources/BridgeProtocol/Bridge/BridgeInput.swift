@@ -95,8 +95,10 @@ public enum HostAnswer: Equatable, Sendable {
 
 /// What the host's browser did, typed.
 public enum HostResult: Equatable, Sendable {
-    /// The tab of a web view is open and loading (`HostWork.openTab`).
-    case tabOpened(session: String, webview: ItemID)
+    /// The tab of a web view is open and loading (`HostWork.openTab`): `targetId` is the
+    /// browser's id of the tab and `browserContextId` that of the session's context, as a
+    /// DevTools client attached to the same browser sees them (`Target.getTargetInfo`).
+    case tabOpened(session: String, webview: ItemID, targetId: String, browserContextId: String)
     /// The tab of a web view could not open, or its page could not load (`reason`: the
     /// browser's words, e.g. `net::ERR_CONNECTION_REFUSED`).
     case tabFailed(session: String, webview: ItemID, url: String, reason: String)

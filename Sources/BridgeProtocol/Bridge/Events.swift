@@ -41,19 +41,32 @@ extension Bridge {
         case .pwaNavigated:
             break  // announced by the page event's handler, with the page's `source`
         case .webviewOpen(let webview, let url, let token):
-            let pageUrl = PageURL.withClaim(url, session: sid, webview: webview, token: token)
-            emit(&s, "webview.open") { w in
-                w.key("webview"); w.string(webview.description)
-                w.key("url"); w.string(url)
-                w.key("token"); w.string(token)
-                w.key("pageUrl"); w.string(pageUrl)
+            if s.isBrowser {
+                // Announced once its tab is open, with the tab's target id (`announceOpen`).
+                s.browser!.unannounced[webview] = BrowserState.Unannounced(url: url, token: token)
+                return
             }
+            emitWebviewOpen(&s, webview, url: url, token: token, targetId: nil, browserContextId: nil)
         case .webviewClosed(let webview):
             emit(&s, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
         case .pageConnected(let webview):
             emit(&s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
         case .pageDisconnected(let webview):
             emit(&s, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
+        }
+    }
+
+    /// `webview.open`; in a browser session also the browser's ids of the tab and the context.
+    mutating func emitWebviewOpen(_ s: inout Session, _ webview: ItemID, url: String, token: String,
+                                  targetId: String?, browserContextId: String?) {
+        let pageUrl = PageURL.withClaim(url, session: s.id, webview: webview, token: token)
+        emit(&s, "webview.open") { w in
+            w.key("webview"); w.string(webview.description)
+            w.key("url"); w.string(url)
+            w.key("token"); w.string(token)
+            w.key("pageUrl"); w.string(pageUrl)
+            if let targetId { w.key("targetId"); w.string(targetId) }
+            if let browserContextId { w.key("browserContextId"); w.string(browserContextId) }
         }
     }
 

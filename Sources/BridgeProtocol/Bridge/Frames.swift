@@ -79,10 +79,11 @@ extension Bridge {
         // (same bytes as key-by-key writing; see FastJSON.swift).
         w.beginArray()
         var first = true
-        for item in stack {
+        // (By index: `for item in stack` copies each item, its strings retained and released.)
+        for i in stack.indices {
             if !first { w.append(0x2C) }
             first = false
-            switch item {
+            switch stack[i] {
             case .webview(let v):
                 w.appendRaw(#"{"id":"#)
                 w.appendQuotedID(v.id)

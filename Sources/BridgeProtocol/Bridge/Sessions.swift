@@ -56,6 +56,7 @@ extension Bridge {
                 let sid = s.id
                 let failed = s.browser?.failed
                 let hotwire = s.hotwire.map { h in (h.profile.platform.rawValue, s.tree?.toJSON() ?? .null) }
+                let browserIds = s.browser.map { (context: $0.browserContextId, targets: $0.targetIds.sorted { $0.key.description < $1.key.description }) }
                 b.sendResult(client, id: id) { w in
                     w.key("session"); w.string(sid)
                     w.key("stack"); w.raw(stack)
@@ -85,6 +86,16 @@ extension Bridge {
                         w.key("profile"); w.string(HotwireProfile.name)
                         w.key("platform"); w.string(platform)
                         w.key("tree"); w.write(tree)
+                    }
+                    if let browserIds {
+                        // Browser sessions: the browser's ids of the context and of each tab.
+                        w.key("browserContextId")
+                        if let context = browserIds.context { w.string(context) } else { w.null() }
+                        w.key("targetIds"); w.beginObject()
+                        for (webview, target) in browserIds.targets {
+                            w.key(webview.description); w.string(target)
+                        }
+                        w.endObject()
                     }
                 }
             }

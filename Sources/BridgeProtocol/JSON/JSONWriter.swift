@@ -264,8 +264,11 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendQuoted(_ s: String) {
         append(0x22)
-        var s = s
-        s.withUTF8 { utf8 in appendEscaped(utf8) }
+        // A native string is read in place; `var s = s; s.withUTF8` costs a retain and a release.
+        if s.utf8.withContiguousStorageIfAvailable({ appendEscaped($0) }) == nil {
+            var s = s
+            s.withUTF8 { utf8 in appendEscaped(utf8) }
+        }
         append(0x22)
     }
 

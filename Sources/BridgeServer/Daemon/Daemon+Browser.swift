@@ -99,9 +99,10 @@ extension Daemon {
             onHost { host in
                 do {
                     if root { try await host.createSession(session) }
-                    try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
-                                           userAgent: tabUserAgent)
-                    return .tabOpened(session: session, webview: webview)
+                    let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
+                                                          userAgent: tabUserAgent)
+                    let contextId = await host.browserContextId(session: session) ?? ""
+                    return .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
                 } catch {
                     let reason: String
                     if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
