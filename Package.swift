@@ -3,7 +3,8 @@ import PackageDescription
 
 let package = Package(
     name: "bridged",
-    platforms: [.macOS(.v13)],
+    // Linux only (glibc, epoll, libwebsockets from Debian, posix_spawn with Linux file
+    // actions): no `platforms`, which would claim a macOS deployment target that is never built.
     products: [
         .executable(name: "bridged", targets: ["bridged"]),
         .library(name: "BridgeProtocol", targets: ["BridgeProtocol"]),

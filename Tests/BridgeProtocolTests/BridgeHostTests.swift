@@ -77,7 +77,7 @@ import Testing
         let waiting = h.bridge
         h.raw(page.client, #"{"id":50,"method":"ping","params":{}}"#)
         expected = waiting
-        expected.held[page.client]!.inbound.append(Array(#"{"id":50,"method":"ping","params":{}}"#.utf8))
+        expected.held[page.client]!.inbound.append(.frame(Array(#"{"id":50,"method":"ping","params":{}}"#.utf8)))
         #expect(h.bridge == expected)
         #expect(h.inbox[page.client]!.isEmpty)
 
@@ -293,6 +293,15 @@ import Testing
         h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/#/x"))
         h.host(.urlChanged(session: sid, webview: .webview(5), url: "http://h/y"))
         #expect(h.bridge == before)
+
+        // While its page waits for a snapshot, the change waits too: the placeholder keeps the
+        // url the page had when it asked.
+        h.request(h.bridge.pageClient(session: sid, webview: .webview(1))!, "pwa-navigate", ["url": "http://h/a/#/y"])
+        h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/#/early"))
+        #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/#/x")
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.bridge.engine(of: sid)?.stack.first?.url == "http://h/a/#/x")
+        #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/#/early")
     }
 
     @Test func aBrowserCrashIsAnEvent() {

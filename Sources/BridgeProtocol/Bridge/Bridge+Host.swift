@@ -65,8 +65,15 @@ struct HeldConnection: Equatable {
     var wait: Wait
     /// Frames for the connection, held back (its reply goes first).
     var outbound: [BridgeEffect] = []
-    /// Frames from the connection, not handled yet.
-    var inbound: [[UInt8]] = []
+    /// What came from (or for) the connection meanwhile, not handled yet, in order.
+    var inbound: [Waiting] = []
+
+    enum Waiting: Equatable {
+        /// A frame the connection sent.
+        case frame([UInt8])
+        /// What the browser saw its page do (`urlChanged`), in order with its frames.
+        case host(HostResult)
+    }
 }
 
 /// A `pwa-navigate` waiting for its snapshot, as it was checked.
@@ -147,9 +154,14 @@ extension Bridge {
                 held[client]!.inbound.append(contentsOf: h.inbound[i...])
                 return
             }
-            let mark = effects.count
-            h.inbound[i].withUnsafeBytes { received(client, text: $0, at: now) }
-            if !held.isEmpty { divertHeld(from: mark) }
+            switch h.inbound[i] {
+            case .frame(let bytes):
+                let mark = effects.count
+                bytes.withUnsafeBytes { received(client, text: $0, at: now) }
+                if !held.isEmpty { divertHeld(from: mark) }
+            case .host(let result):
+                hostResult(result, now: now)
+            }
             i += 1
         }
     }
@@ -392,6 +404,11 @@ extension Bridge {
             }
         case .urlChanged(let sid, let webview, let url):
             let clean = PageURL.stripClaim(url)
+            if let client = sessions[sid]?.pages[webview], held[client] != nil {
+                // Its page waits (a pwa-navigate for its snapshot): the change comes after.
+                held[client]!.inbound.append(.host(result))
+                break
+            }
             withSession(sid) { b, s in
                 guard s.isBrowser, s.pages[webview] != nil, let current = s.engine.webView(webview), current.url != clean,
                       (try? b.checkURL(clean, "url")) != nil else { return }

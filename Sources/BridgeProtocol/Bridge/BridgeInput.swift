@@ -207,7 +207,7 @@ extension Bridge {
     mutating func frameInput(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
         if !held.isEmpty, held[client] != nil {
             // The connection waits for the browser: its frame waits too, in order.
-            held[client]!.inbound.append(Array(text))
+            held[client]!.inbound.append(.frame(Array(text)))
             return
         }
         let mark = effects.count

@@ -172,6 +172,7 @@ extension Bridge {
             }
             s.webTokens[id] = nil
             emit(&s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
+            if s.isBrowser { browserObserve(&s, .webviewClosed(webview: id)) }
         }
         for id in removed { s.webTokens[id] = nil }
         for id in opened {
@@ -185,6 +186,7 @@ extension Bridge {
                 w.key("pageUrl"); w.string(pageUrl)
                 if let context = item.context { w.key("context"); w.write(context) }
             }
+            if s.isBrowser { browserObserve(&s, .webviewOpen(webview: id, url: item.url, token: token)) }
         }
         if outcome.kind == .external, let url = outcome.externalURL {
             emit(&s, "external.open") { w in
