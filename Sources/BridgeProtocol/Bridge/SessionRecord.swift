@@ -64,6 +64,8 @@ struct Session {
     }
     /// A session created with `browser: true`: its browser side (Bridge+Host.swift).
     var browser: BrowserState?
+    /// A browser session with the `hotwire-native` profile: its native side (Bridge+Hotwire.swift).
+    var hotwire: HotwireState?
     /// Whether the session has a browser (a pattern match, as `isRouted`).
     var isBrowser: Bool {
         if case .some = browser { true } else { false }
@@ -89,6 +91,7 @@ extension Session: Equatable {
         a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
             && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.tree == b.tree
             && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens && a.browser == b.browser
+            && a.hotwire == b.hotwire
     }
 }
 

@@ -106,7 +106,7 @@ public struct HotwireDecision: Equatable, Sendable {
     }
 }
 
-public struct HotwireNavigator: Sendable {
+public struct HotwireNavigator: Sendable, Equatable {
     public let platform: HotwirePlatform
     public var configuration: HotwirePathConfiguration
     public private(set) var main: [HotwireScreen]
