@@ -30,5 +30,6 @@
     value: Object.freeze({ bridge, createBridge, connect, installAstroShim }),
     enumerable: false,
   });
-  installAstroShim({ bridge, window });
+  // A hotwire-native session's tabs play Hotwire Native instead (hotwire.js follows).
+  if (__bridgedConfig.astro !== false) installAstroShim({ bridge, window });
 })();

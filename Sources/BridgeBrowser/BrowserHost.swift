@@ -37,6 +37,8 @@ public actor BrowserHost {
         var cdp: CDPConnection
         var generation: Int
         var userAgent: String
+        /// Chromium's own user agent (`HeadlessChrome` → `Chrome`), without the suffix.
+        var baseUserAgent: String
         /// `ws://127.0.0.1:PORT/devtools/browser/ID` with `options.devtools`.
         var devtoolsURL: String?
     }
@@ -99,12 +101,13 @@ public actor BrowserHost {
                 let version = try await cdp.call("Browser.getVersion", timeout: options.startTimeoutSeconds)
                 _ = try await cdp.call("Target.setDiscoverTargets", ["discover": true])
                 var ua = BrowserOptions.userAgent(chromium: version["userAgent"]?.stringValue ?? "Mozilla/5.0", phone: options.isPhone)
+                let base = ua
                 if !options.userAgentSuffix.isEmpty { ua += " " + options.userAgentSuffix }
                 var devtoolsURL: String?
                 if options.devtools {
                     devtoolsURL = try await DevToolsPort.discover(profile: process.profileDirectory, timeout: options.startTimeoutSeconds)
                 }
-                return Browser(process: process, cdp: cdp, generation: gen, userAgent: ua, devtoolsURL: devtoolsURL)
+                return Browser(process: process, cdp: cdp, generation: gen, userAgent: ua, baseUserAgent: base, devtoolsURL: devtoolsURL)
             } catch {
                 process.terminate(graceSeconds: 0)
                 throw error
@@ -250,9 +253,12 @@ public actor BrowserHost {
     /// Returns once the navigation is under way. A tab starts on `about:blank`, which stands for
     /// the web view below (a page's own `history.back()` to it is a back of the host); the tab of
     /// a `root` web view (the session's first, nothing below it) keeps no entry before its page.
-    /// Returns the tab's target id (Chromium's, as DevTools clients see it).
+    /// Returns the tab's target id (Chromium's, as DevTools clients see it). `userAgent`, when
+    /// given, makes the tab's user agent from Chromium's own (a profile's, e.g. Hotwire Native's)
+    /// instead of the configured suffix.
     @discardableResult
-    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false) async throws -> String {
+    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false,
+                        userAgent: (@Sendable (String) -> String)? = nil) async throws -> String {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
         let key = TabKey(session, webview)
@@ -273,8 +279,9 @@ public actor BrowserHost {
             let s = cdpSession
             async let page = b.cdp.call("Page.enable", session: s, timeout: t)
             async let fetch = b.cdp.call("Fetch.enable", ["patterns": [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]], session: s, timeout: t)
-            var uaParams: JSONObject = ["userAgent": .string(b.userAgent)]
-            if options.isPhone { uaParams["userAgentMetadata"] = BrowserOptions.phoneClientHints(userAgent: b.userAgent) }
+            let tabUserAgent = userAgent?(b.baseUserAgent) ?? b.userAgent
+            var uaParams: JSONObject = ["userAgent": .string(tabUserAgent)]
+            if options.isPhone { uaParams["userAgentMetadata"] = BrowserOptions.phoneClientHints(userAgent: tabUserAgent) }
             async let ua = b.cdp.call("Emulation.setUserAgentOverride", uaParams, session: s, timeout: t)
             async let metrics = b.cdp.call("Emulation.setDeviceMetricsOverride", [
                 "width": .int(Int64(options.viewportWidth)), "height": .int(Int64(options.viewportHeight)),

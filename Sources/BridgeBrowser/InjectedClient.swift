@@ -22,14 +22,27 @@ public enum InjectedClient {
     /// - Parameters:
     ///   - bridgeURL: the daemon's WebSocket endpoint (`ws://HOST:PORT/bridge`).
     ///   - claim: the web view this tab is, with its token.
+    /// - `astro`: whether the Astro shim is installed (not in a hotwire-native session's tabs).
     public static func script(template: String, classicBridge: String, bridgeURL: String, moduleURL: String,
-                              session: String, webview: ItemID, token: String) -> String {
+                              session: String, webview: ItemID, token: String, astro: Bool = true) -> String {
         let config: JSONValue = [
             "url": .string(bridgeURL), "moduleUrl": .string(moduleURL),
             "claim": ["session": .string(session), "webview": .string(webview.description), "token": .string(token)],
+            "astro": .bool(astro),
         ]
         return template
             .replacingOccurrences(of: "/*@CONFIG@*/ null", with: config.jsonString)
             .replacingOccurrences(of: "/*@BRIDGE_JS@*/", with: classicBridge)
+    }
+
+    /// The Hotwire Native side of a tab (`hotwire.js`, docs/HOTWIRE.md) for `profile`: `main`
+    /// says it is the main context's tab, whose page fetches the `pathConfigurationUrl`.
+    public static func hotwireScript(template: String, profile: HotwireProfile, main: Bool) -> String {
+        var config: JSONObject = [
+            "platform": .string(profile.platform.rawValue),
+            "components": .array(profile.components.map(JSONValue.string)),
+        ]
+        if main, let url = profile.configurationURL { config["pathConfigurationUrl"] = .string(url) }
+        return template.replacingOccurrences(of: "/*@HOTWIRE_CONFIG@*/ null", with: JSONValue.object(config).jsonString)
     }
 }

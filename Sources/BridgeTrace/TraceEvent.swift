@@ -198,8 +198,9 @@ extension TraceEvent {
                 o["k"] = "sweep"
             case .host(let result):
                 o["k"] = "host-result"; HostLines.write(result, into: &o)
-            case .openBrowserSession(let url):
+            case .openBrowserSession(let url, let profile):
                 o["k"] = "open"; o["url"] = .string(url)
+                if !profile.isEmpty { o["profile"] = .object(profile) }
             }
             if !random.isEmpty { o["rand"] = .array(random.map { .string(Hex.word($0)) }) }
         case .output(let effect, _):
@@ -273,7 +274,8 @@ extension TraceEvent {
         case "cancel": return .output(.cancel(try timerKey()), at: t)
         case "stack": return .stack(session: try string("session"), stack: v["stack"]?.stringValue, at: t)
         case "host-result": return .input(.host(try HostLines.result(HostLines.Reader(v: v, line: number, kind: kind))), at: t, random: random)
-        case "open": return .input(.openBrowserSession(url: try string("url")), at: t, random: random)
+        case "open":
+            return .input(.openBrowserSession(url: try string("url"), profile: v["profile"]?.objectValue ?? JSONObject()), at: t, random: random)
         case "host" where v["call"] != nil, "host-abandon", "host-event", "hostout":
             throw TraceError(line: number, "a browser line of an older bridged (\"\(kind)\"): its host lines were text and cannot be replayed; record the session again")
         case "host": return .output(.host(try HostLines.work(HostLines.Reader(v: v, line: number, kind: kind))), at: t)

@@ -239,6 +239,7 @@ extension DaemonOptions {
         daemon.bridge.snapshotBytesPerSession = maxSnapshotBytes
         daemon.browser.options.devtools = devtools
         daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
+        daemon.browser.hotwireJS = String(decoding: EmbeddedAssets.bytes(named: "hotwire.js") ?? [], as: UTF8.self)
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BridgeProtocol
 import BridgeServer
 import Logging
 
@@ -18,17 +19,21 @@ struct OpenCommand: ParsableCommand {
     @Argument(help: "The page to open, e.g. http://127.0.0.1:8787/app/astro.html.")
     var url: String
 
+    @OptionGroup var profile: ProfileOptions
+
     @OptionGroup var options: DaemonOptions
 
     func validate() throws {
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw ValidationError("URL must be an http:// or https:// address (got '\(url)')")
         }
+        _ = try profile.profileParams()
     }
 
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         let url = self.url
+        let params = try profile.profileParams()
         let failure = DevToolsFailure()
         daemon.onStart = { [unowned daemon, options] port in
             options.whenReady(daemon, failure: failure) { devtools in
@@ -36,8 +41,9 @@ struct OpenCommand: ParsableCommand {
                 Stdout.writeLine("listening on \(origin)")
                 Stdout.writeLine("dashboard \(origin)/")
                 if let devtools { Stdout.writeLine("devtools \(devtools)") }
-                Stdout.writeLine("opening \(url) in a browser session")
-                daemon.openBrowserSession(url: url)
+                let what = params["profile"]?.stringValue.map { "a \($0) browser session" } ?? "a browser session"
+                Stdout.writeLine("opening \(url) in \(what)")
+                daemon.openBrowserSession(url: url, profile: params)
             }
         }
         try options.run(daemon, logger: logger, devtoolsFailure: failure)

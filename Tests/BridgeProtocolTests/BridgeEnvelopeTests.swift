@@ -472,7 +472,7 @@ let envelopeCases: [BadFrame] = [
         #expect(PageMethod(rawValue: "hello") == nil && PageMethod(rawValue: "Ping") == nil)
         #expect(ControllerMethod("pwa-navigate") == nil && ControllerMethod("session.nope") == nil)
         #expect(ControllerMethod.all.map(\.name).sorted() == [
-            "deeplink.open", "navigation.back", "navigation.canGoBack", "navigation.navigateToUrl",
+            "bridge.reply", "deeplink.open", "navigation.back", "navigation.canGoBack", "navigation.navigateToUrl",
             "navigation.popToRoot", "ping", "router.get", "router.perform", "router.resolve", "router.selectTab",
             "session.close", "session.create", "session.get", "session.list", "session.subscribe",
             "session.screenshot", "session.unsubscribe", "placeholder.snapshot", "webview.click", "webview.evaluate", "webview.type",

@@ -236,6 +236,19 @@ import Testing
     @Test(arguments: ios) func iosFlow(_ f: Flow) { Self.check(f) }
     @Test(arguments: android) func androidFlow(_ f: Flow) { Self.check(f) }
 
+    /// The router routes by host, as hotwire-native's same-host rule does: another port or
+    /// scheme of the start host stays in the app; another host, or a non-http(s) URL, goes out.
+    @Test(arguments: HotwirePlatform.allCases) func sameHostAnyPortStaysInTheApp(_ platform: HotwirePlatform) {
+        var nav = HotwireNavigator(platform: platform, configuration: Self.config, startURL: "http://app.test:8080/")
+        let port = nav.propose(location: "http://APP.test:9090/one")
+        #expect(!port.outcome.contains("external"))
+        #expect(nav.main.count == 2)
+        let scheme = nav.propose(location: "https://app.test/two")
+        #expect(!scheme.outcome.contains("external"))
+        #expect(nav.propose(location: "http://other.test:8080/x").outcome == ["external"])
+        #expect(nav.propose(location: "mailto:a@app.test").outcome == ["external"])
+    }
+
     @Test func restoreWithoutAnIdIsAdvanceOnAndroid() {
         var nav = HotwireNavigator(platform: .android, configuration: Self.config, startURL: Self.origin + "/")
         _ = nav.propose(location: Self.origin + "/one")  // no identifier recorded for anything

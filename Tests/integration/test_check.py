@@ -490,3 +490,18 @@ def test_a_web_views_url_follows_its_page(daemon_factory, apps):
         assert got["stack"][-1]["url"] == apps.url + "/ionic/two/#tab"
         await c.close()
     asyncio.run(go())
+
+
+@needs_chromium
+def test_a_dead_page_gives_load_failed(apps, tmp_path):
+    steps = tmp_path / "dead.yaml"
+    steps.write_text('- click: "#gone"\n')
+    code, out, err = check(apps.url + "/dead/", "--steps", str(steps), "--timeout-s", "20")
+    assert code == 1, out + err
+    assert broken_rules(out) == ["load-failed"], out
+    assert f"W2 could not load {apps.url}/dead/gone: " in out
+    assert "step 1 failed" not in out  # nothing waited for a page that cannot come
+    # A start page that cannot load: exit 2, without waiting for --timeout-s.
+    code, out, err = check(apps.url + "/dead/gone", "--timeout-s", "600")
+    assert code == 2, out + err
+    assert f"the start page {apps.url}/dead/gone did not load in the browser: the browser shows its error page" in err

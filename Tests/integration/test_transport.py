@@ -258,7 +258,7 @@ def test_slow_reader_does_not_block_others_and_is_closed_1008(daemon_factory):
     logs it). When it finally reads it sees the replies that were already on their way, in
     order, then the 1008 close."""
     d = daemon_factory("--max-send-queue-bytes", str(64 * 1024))
-    slow = RawWebSocket.to(d, rcvbuf=4096, timeout=10)
+    slow = RawWebSocket.to(d, rcvbuf=4096, timeout=60)  # generous: an ASan daemon on a loaded machine reads slowly
     method = "m" * 500
     flood_result = {"sent": 0}
 

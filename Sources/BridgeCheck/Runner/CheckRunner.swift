@@ -145,8 +145,16 @@ public final class CheckRunner {
         _ = try ctl.call("session.subscribe", ["session": sid])
         stack = (try? ctl.call("session.get", ["session": sid]))?["stack"]?.arrayValue ?? []
         log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: "session.create")))
-        // The root page connects once the tab loaded it.
-        try ctl.pump(options.timeout) { connected.contains("W1") || failed["W1"] != nil }
+        // The root page connects once the tab loaded it; a tab that shows Chromium's own error
+        // page (nothing answered, the connection closed, a TLS error) never will.
+        let deadline = Date().addingTimeInterval(options.timeout)
+        while Date() < deadline, !connected.contains("W1"), failed["W1"] == nil {
+            try ctl.pump(min(0.5, max(0, deadline.timeIntervalSinceNow))) { connected.contains("W1") || failed["W1"] != nil }
+            if !connected.contains("W1"), failed["W1"] == nil,
+               let href = (try? evaluate("W1", "location.href"))?.stringValue, href.hasPrefix("chrome-error:") {
+                failed["W1"] = "the browser shows its error page (nothing answered, the connection closed, or a TLS error)"
+            }
+        }
         if let reason = failed["W1"] {
             throw CheckCannotRun("the start page \(options.url) did not load in the browser: \(reason)")
         }

@@ -180,13 +180,16 @@ extension Bridge {
     /// `session.create {url, browser: true}`: the session is created as usual, its root web view
     /// becomes a tab, and the creator's reply waits for it.
     /// (No `client`: the daemon's own `bridged open`, answered to no one.)
-    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, now: Int64) throws(ProtocolError) {
+    /// With `profile`, a hotwire-native session (Bridge+Hotwire.swift); its result says so.
+    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: HotwireProfile? = nil,
+                                       now: Int64) throws(ProtocolError) {
         try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
             s.browser = BrowserState()
             let sid = s.id
             let w1 = ItemID.webview(1)
             let token = s.engine.webView(w1)!.token
             let rootURL = s.engine.webView(w1)?.url ?? url
+            if let profile { b.startHotwire(&s, profile: profile, url: rootURL) }
             defer { b.effects.append(.host(.openTab(session: sid, webview: w1, url: rootURL, token: token, post: nil, root: true))) }
             guard let client, let id else { return }
             var w = JSONWriter(capacity: 256)
@@ -198,6 +201,7 @@ extension Bridge {
             w.key("token"); w.string(token)
             w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
             w.key("browser"); w.bool(true)
+            if profile != nil { w.key("profile"); w.string(HotwireProfile.name) }
             w.endObject()
             w.endObject()
             b.hold(client, .sessionOpen(session: sid, id: id, reply: w.bytes))
@@ -215,7 +219,8 @@ extension Bridge {
         let request = HostRequest(client: client, id: id)
         func webview() throws(ProtocolError) -> ItemID {
             let text = try p.string("webview")
-            guard let wid = ItemID(parsing: text), wid.kind == .webview, s.engine.webView(wid) != nil else {
+            guard let wid = ItemID(parsing: text), wid.kind == .webview,
+                  s.engine.webView(wid) != nil || s.hotwire?.context(of: wid) != nil else {
                 throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\" on its stack")
             }
             if let f = browser.failed.first(where: { $0.webview == wid }) {
@@ -317,6 +322,7 @@ extension Bridge {
     /// A page claimed a web view of a browser session: a navigation its tab stopped before it
     /// connected is decided now.
     mutating func browserPageClaimed(_ client: ClientID, _ s: inout Session, webview: ItemID, now: Int64) {
+        if s.hotwire != nil { hotwirePageClaimed(client, &s, webview: webview) }
         guard let stop = s.browser?.waitingNavigations.removeValue(forKey: webview) else { return }
         navigationStopped(stop, &s, now: now)
     }
@@ -404,7 +410,12 @@ extension Bridge {
                 break
             }
             withSession(sid) { b, s in
-                guard s.isBrowser, s.pages[webview] != nil, let current = s.engine.webView(webview), current.url != clean,
+                // Only a page that never announced a state (classic): a PWA's address changes
+                // come with its pwa-navigate (and its own pwa-navigated), and the browser's report
+                // can overtake the pwa-navigate it belongs to, which must stack a placeholder with
+                // the url from before. Nor while the page's own request waits (held).
+                guard s.isBrowser, let page = s.pages[webview], b.held[page] == nil, let current = s.engine.webView(webview),
+                      current.mode == .classic, current.url != clean,
                       (try? b.checkURL(clean, "url")) != nil else { return }
                 b.run(&s, .pwaNavigated(from: webview, url: clean), cause: "pwa-navigated", now: now) { b, s, result in
                     guard case .success = result else { return }

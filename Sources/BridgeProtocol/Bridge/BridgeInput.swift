@@ -21,8 +21,9 @@ public enum BridgeInput: Equatable, Sendable {
     /// What the host's browser did (browser sessions).
     case host(HostResult)
     /// The daemon's own command (`bridged open URL`): a browser session on `url`, as a
-    /// controller's `session.create {url, browser: true}` with no one to answer.
-    case openBrowserSession(url: String)
+    /// controller's `session.create {url, browser: true}` with no one to answer. `profile`: the
+    /// profile params of `session.create` (`profile`, `platform`, `pathConfiguration`…), or empty.
+    case openBrowserSession(url: String, profile: JSONObject = JSONObject())
 }
 
 /// A controller's request the host answers later: where and to which id the reply goes.
@@ -186,9 +187,12 @@ extension Bridge {
             if !held.isEmpty { divertHeld(from: mark) }
         case .host(let result):
             hostResult(result, now: now)
-        case .openBrowserSession(let url):
+        case .openBrowserSession(let url, let params):
             let mark = effects.count
-            try? createBrowserSession(nil, id: nil, url: PageURL.stripClaim(url), now: now)
+            // The command line checked the profile; one that does not parse opens nothing.
+            if let profile = Result(catching: { () throws(HotwireConfigurationError) in try HotwireProfile.parse(params) }).ok {
+                try? createBrowserSession(nil, id: nil, url: PageURL.stripClaim(url), profile: profile, now: now)
+            }
             if !held.isEmpty { divertHeld(from: mark) }
         }
     }
@@ -209,5 +213,13 @@ extension Bridge {
         let mark = effects.count
         received(client, text: text, at: now)
         if !held.isEmpty { divertHeld(from: mark) }
+    }
+}
+
+extension Result {
+    /// The success value (itself an optional here), or nil on failure.
+    fileprivate var ok: Success? {
+        if case .success(let v) = self { return v }
+        return nil
     }
 }

@@ -13,6 +13,7 @@ extension Bridge {
         case .navigation(let m): try navigationRequest(m, client, id: id, p, now: now)
         case .router(let m): try routerRequest(m, client, id: id, p, now: now)
         case .host(let m): try hostRequest(client, id: id, method: m, p)
+        case .bridgeReply: try bridgeReply(client, id: id, p)
         case .ping: sendResult(client, id: id) { _ in }
         }
     }

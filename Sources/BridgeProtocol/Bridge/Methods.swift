@@ -54,6 +54,8 @@ enum ControllerMethod: Equatable {
     case navigation(NavigationMethod)
     case router(RouterMethod)
     case host(HostMethod)
+    /// `bridge.reply` of hotwire-native sessions (Bridge+Hotwire.swift).
+    case bridgeReply
     case ping
 
     init?(_ name: String) {
@@ -61,6 +63,7 @@ enum ControllerMethod: Equatable {
         else if let m = NavigationMethod(rawValue: name) { self = .navigation(m) }
         else if let m = RouterMethod(rawValue: name) { self = .router(m) }
         else if let m = HostMethod(rawValue: name) { self = .host(m) }
+        else if name == "bridge.reply" { self = .bridgeReply }
         else if name == "ping" { self = .ping }
         else { return nil }
     }
@@ -68,7 +71,7 @@ enum ControllerMethod: Equatable {
     /// Every controller method, for tables and tests.
     static var all: [ControllerMethod] {
         SessionMethod.allCases.map { .session($0) } + NavigationMethod.allCases.map { .navigation($0) }
-            + RouterMethod.allCases.map { .router($0) } + HostMethod.allCases.map { .host($0) } + [.ping]
+            + RouterMethod.allCases.map { .router($0) } + HostMethod.allCases.map { .host($0) } + [.bridgeReply, .ping]
     }
 
     var name: String {
@@ -77,6 +80,7 @@ enum ControllerMethod: Equatable {
         case .navigation(let m): m.rawValue
         case .router(let m): m.rawValue
         case .host(let m): m.rawValue
+        case .bridgeReply: "bridge.reply"
         case .ping: "ping"
         }
     }

@@ -7,6 +7,15 @@ extension Bridge {
                 let url = try p.string("url")
                 guard !url.isEmpty else { throw ProtocolError(.invalidParams, "\"url\" must not be empty") }
                 try b.checkURL(url, "url")
+                if s.hotwire != nil {
+                    // Hotwire Native: a native route of the URL, proposed with `advance`.
+                    let mark = b.effects.count
+                    b.hotwireNavigate(&s, url: PageURL.stripClaim(url), from: nil, now: now)
+                    let stack = b.stackJSON(&s)
+                    let reply = b.replyEffect(client) { b in b.sendResult(client, id: id) { w in w.key("stack"); w.raw(stack) } }
+                    b.effects.insert(contentsOf: reply, at: mark)
+                    return
+                }
                 try b.checkPush(&s, url: url, title: nil)
                 b.navigateToUrl(&s, url: url, requester: nil, cause: "navigation.navigateToUrl", now: now) { b, s, result in
                     switch result {
@@ -26,6 +35,7 @@ extension Bridge {
             }
         case .back:
             try withExistingSession(p) { b, s in
+                if s.hotwire != nil { return b.hotwireBack(&s, client: client, id: id, now: now) }
                 b.back(&s, requester: nil, replyTo: (client, id), cause: "navigation.back", now: now)
             }
         case .canGoBack:
@@ -62,6 +72,12 @@ extension Bridge {
             try checkURL(url, "url")
         } catch {
             failNavigate(client, id: id, url: url, error)
+            return
+        }
+        if s.hotwire != nil {
+            // Hotwire Native: a navigation Turbo did not make is proposed with `advance`.
+            hotwireNavigate(&s, url: url, from: webview, now: now)
+            if let id { sendResult(client, id: id) { w in w.key("handledBy"); w.string("hotwire-native") } }
             return
         }
         if let handler = handler(of: "navigate", among: s.subscribers) {

@@ -73,6 +73,7 @@ extension Bridge {
     }
 
     mutating func pageEvent(_ client: ClientID, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
+        if s.hotwire != nil, hotwirePageEvent(client, name: name, p.object, &s, webview: webview, now: now) { return }
         guard let event = PageEventName(rawValue: name) else {
             emit(&s, "app.event") { w in
                 w.key("webview"); w.string(webview.description)

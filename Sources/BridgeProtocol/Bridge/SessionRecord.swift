@@ -74,6 +74,8 @@ struct Session {
         }
     }
     var browserStorage: [BrowserState] = []
+    /// A browser session with the `hotwire-native` profile: its native side (Bridge+Hotwire.swift).
+    var hotwire: HotwireState?
     /// Whether the session has a browser.
     var isBrowser: Bool { !browserStorage.isEmpty }
     /// Tokens of web views known to the tree (also those outside the active stack).
@@ -97,6 +99,7 @@ extension Session: Equatable {
         a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
             && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.tree == b.tree
             && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens && a.browserStorage == b.browserStorage
+            && a.hotwire == b.hotwire
     }
 }
 

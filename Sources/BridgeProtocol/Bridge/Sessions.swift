@@ -5,9 +5,18 @@ extension Bridge {
         case .create:
             let url = try p.optionalString("url").map(PageURL.stripClaim) ?? ""
             try checkURL(url, "url")
+            let profile: HotwireProfile?
+            do {
+                profile = try HotwireProfile.parse(p.object)
+            } catch {
+                throw ProtocolError(.invalidParams, error.message)
+            }
             if let browser = p.object["browser"], browser != .null {
                 guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
-                if wanted { return try createBrowserSession(client, id: id, url: url, now: now) }
+                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, now: now) }
+            }
+            if profile != nil {
+                throw ProtocolError(.invalidParams, "profile \"\(HotwireProfile.name)\" needs a browser session: {\"browser\": true}")
             }
             try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
                 let w1 = ItemID.webview(1)
@@ -43,9 +52,10 @@ extension Bridge {
                         handlers.append((name, nil))
                     }
                 }
-                let canGoBack = s.engine.canGoBack
+                let canGoBack = s.hotwire.map { !$0.navigator.modal.isEmpty || $0.navigator.main.count > 1 } ?? s.engine.canGoBack
                 let sid = s.id
                 let failed = s.browser?.failed
+                let hotwire = s.hotwire.map { h in (h.profile.platform.rawValue, s.tree?.toJSON() ?? .null) }
                 let browserIds = s.browser.map { (context: $0.browserContextId, targets: $0.targetIds.sorted { $0.key.description < $1.key.description }) }
                 b.sendResult(client, id: id) { w in
                     w.key("session"); w.string(sid)
@@ -70,6 +80,12 @@ extension Bridge {
                             w.endObject()
                         }
                         w.endArray()
+                    }
+                    if let (platform, tree) = hotwire {
+                        // Hotwire Native sessions (docs/HOTWIRE.md): the profile and both stacks.
+                        w.key("profile"); w.string(HotwireProfile.name)
+                        w.key("platform"); w.string(platform)
+                        w.key("tree"); w.write(tree)
                     }
                     if let browserIds {
                         // Browser sessions: the browser's ids of the context and of each tab.

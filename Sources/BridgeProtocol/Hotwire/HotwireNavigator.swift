@@ -106,7 +106,7 @@ public struct HotwireDecision: Equatable, Sendable {
     }
 }
 
-public struct HotwireNavigator: Sendable {
+public struct HotwireNavigator: Sendable, Equatable {
     public let platform: HotwirePlatform
     public var configuration: HotwirePathConfiguration
     public private(set) var main: [HotwireScreen]
@@ -118,13 +118,15 @@ public struct HotwireNavigator: Sendable {
     /// A modal form finished: the main web view's snapshot cache is cleared when it shows again.
     public private(set) var mainSnapshotStale = false
     private var nextID = 1
-    private let startOrigin: String?
+    /// The start location's host: hotwire-native routes a location of the same host (any port
+    /// or http(s) scheme) in the app, and opens any other outside it.
+    private let startHost: String?
 
     /// A navigator whose main stack is the start screen, already cold-booted by the session.
     public init(platform: HotwirePlatform, configuration: HotwirePathConfiguration, startURL: String) {
         self.platform = platform
         self.configuration = configuration
-        startOrigin = (try? RouteURL.parse(startURL))?.origin
+        startHost = Self.host(of: startURL)
         let root = HotwireScreen(id: 1, url: startURL, context: .default)
         nextID = 2
         main = [root]
@@ -194,6 +196,13 @@ public struct HotwireNavigator: Sendable {
         return decision
     }
 
+    /// The lower-cased host of an http(s) URL; nil for other schemes or no host.
+    static func host(of url: String) -> String? {
+        guard let u = try? RouteURL.parse(url), u.scheme == "http" || u.scheme == "https", let authority = u.authority,
+              let (host, _) = try? RouteURL.hostAndPort(authority), !host.isEmpty else { return nil }
+        return host.lowercased()
+    }
+
     // MARK: - Proposals
 
     /// A `visitProposed` (or a navigation native intercepted, proposed with `advance`):
@@ -201,7 +210,7 @@ public struct HotwireNavigator: Sendable {
     /// view proposed it.
     public mutating func propose(location: String, options: JSONObject = JSONObject(),
                                  from: HotwireContext = .default) -> HotwireDecision {
-        if let startOrigin, (try? RouteURL.parse(location))?.origin != startOrigin {
+        if let startHost, Self.host(of: location) != startHost {
             return HotwireDecision(presentation: .default, outcome: ["external"],
                                    commands: [.openExternal(location)], changed: false)
         }

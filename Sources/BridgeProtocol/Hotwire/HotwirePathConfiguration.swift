@@ -79,7 +79,7 @@ public struct HotwireConfigurationError: Error, Equatable, Sendable, CustomStrin
 
 /// A parsed path configuration. `properties(for:)` runs the document's rules in order and then
 /// the three built-in historical-location rules, merging the properties of every match.
-public struct HotwirePathConfiguration: Sendable {
+public struct HotwirePathConfiguration: Sendable, Equatable {
     /// Size limits of a document (a pathConfigurationUrl answer is untrusted input).
     public struct Limits: Sendable, Equatable {
         /// Rules in one document (default 1000).
@@ -96,7 +96,9 @@ public struct HotwirePathConfiguration: Sendable {
         public static let `default` = Limits()
     }
 
-    public struct Rule: Sendable {
+    public struct Rule: Sendable, Equatable {
+        public static func == (a: Rule, b: Rule) -> Bool { a.patterns == b.patterns && a.properties == b.properties }
+
         public var patterns: [String]
         public var properties: JSONObject
         // Compiled once; matching never compiles. Swift's Regex is not Sendable; the values are

@@ -44,6 +44,10 @@ public struct RouteStackItem: Sendable, Equatable {
     public var title: String?
     /// The JSON `context` the navigation carried (the new screen receives it).
     public var context: JSONValue?
+    /// Hotwire Native sessions: Turbo's restoration identifier of the screen (docs/HOTWIRE.md).
+    public var restorationIdentifier: String?
+    /// Hotwire Native sessions: the HTTP status of the screen's failed visit (its error state).
+    public var statusCode: Int?
 
     public init(
         id: ItemID, url: String, of: ItemID? = nil, screen: String? = nil, route: String? = nil,
@@ -59,7 +63,8 @@ public struct RouteStackItem: Sendable, Equatable {
         self.context = context
     }
 
-    /// `{"id","kind","url"}` plus `of`, `screen`, `route`, `params`, `title`, `context` when set.
+    /// `{"id","kind","url"}` plus `of`, `screen`, `route`, `params`, `title`, `context`,
+    /// `restorationIdentifier`, `error: {statusCode}` when set.
     public func toJSON() -> JSONValue {
         var o: JSONObject = ["id": .string(id.description), "kind": .string(kind.name), "url": .string(url)]
         if let of { o["of"] = .string(of.description) }
@@ -68,6 +73,8 @@ public struct RouteStackItem: Sendable, Equatable {
         if !params.isEmpty { o["params"] = jsonObject(params) }
         if let title { o["title"] = .string(title) }
         if let context { o["context"] = context }
+        if let restorationIdentifier { o["restorationIdentifier"] = .string(restorationIdentifier) }
+        if let statusCode { o["error"] = ["statusCode": .int(Int64(statusCode))] }
         return .object(o)
     }
 }

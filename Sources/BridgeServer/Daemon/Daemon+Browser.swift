@@ -9,6 +9,8 @@ public struct BrowserConfiguration: Sendable {
     public var injectTemplate = ""
     /// js-client/bridge.js, which the injected client carries as a classic script.
     public var bridgeJS = ""
+    /// js-client/hotwire/hotwire.js, injected after the client in hotwire-native sessions' tabs.
+    public var hotwireJS = ""
 
     public init() {}
 }
@@ -38,9 +40,12 @@ final class BrowserSide {
         self.classicBridge = InjectedClient.classicBridge(configuration.bridgeJS)
     }
 
-    func script(session: String, webview: ItemID, token: String) -> String {
-        InjectedClient.script(template: configuration.injectTemplate, classicBridge: classicBridge, bridgeURL: bridgeURL,
-                              moduleURL: moduleURL, session: session, webview: webview, token: token)
+    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil, main: Bool = true) -> String {
+        let client = InjectedClient.script(template: configuration.injectTemplate, classicBridge: classicBridge, bridgeURL: bridgeURL,
+                                           moduleURL: moduleURL, session: session, webview: webview, token: token,
+                                           astro: hotwire == nil)
+        guard let hotwire else { return client }
+        return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire, main: main)
     }
 }
 
@@ -78,7 +83,15 @@ extension Daemon {
         let b = browserSide()
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
-            let script = b.script(session: session, webview: webview, token: token)
+            let profile = bridge.hotwireProfile(session: session)
+            let script = b.script(session: session, webview: webview, token: token, hotwire: profile, main: root)
+            var userAgent: (@Sendable (String) -> String)?
+            if let profile {
+                let platform = profile.platform
+                let components = profile.components
+                userAgent = { base in HotwireUserAgent.build(base: base, platform: platform, components: components) }
+            }
+            let tabUserAgent = userAgent
             let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
             let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")
             let request = post.map(Self.navigationRequest)
@@ -86,7 +99,8 @@ extension Daemon {
             onHost { host in
                 do {
                     if root { try await host.createSession(session) }
-                    let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root)
+                    let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
+                                                          userAgent: tabUserAgent)
                     let contextId = await host.browserContextId(session: session) ?? ""
                     return .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
                 } catch {
@@ -237,7 +251,7 @@ extension Daemon {
     /// Starts a browser session on `url` as if a controller had sent
     /// `session.create {url, browser: true}` (`bridged open`). Call on the service thread
     /// (e.g. from `onStart`).
-    public func openBrowserSession(url: String) {
-        feed(.openBrowserSession(url: url))
+    public func openBrowserSession(url: String, profile: JSONObject = JSONObject()) {
+        feed(.openBrowserSession(url: url, profile: profile))
     }
 }

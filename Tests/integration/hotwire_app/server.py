@@ -190,9 +190,17 @@ class Handler(BaseHTTPRequestHandler):
         return self.send_text(404, "no", "text/plain")
 
 
+class Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # A visit Turbo cancelled closes its request early: not an error of the app.
+        import sys
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 def start(host: str = "127.0.0.1", port: int = 0) -> tuple[ThreadingHTTPServer, str]:
     """Starts the app on a thread; returns the server (call shutdown()) and its base URL."""
-    server = ThreadingHTTPServer((host, port), Handler)
+    server = Server((host, port), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}"

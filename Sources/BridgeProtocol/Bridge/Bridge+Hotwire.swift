@@ -1,0 +1,398 @@
+/// The `hotwire-native` profile of browser sessions (docs/HOTWIRE.md): the native side of a
+/// Hotwire Native app around an unmodified Turbo web app.
+///
+/// A session has one web view (tab) for the main context, `W1`, and one for the modal context
+/// while a modal is presented. The screens are the navigator's (`HotwireNavigator`, pure
+/// decisions); they are drawn as the session's tree: tab `main` and the modal stack, where the
+/// screen a context's web view shows is that web view, the other web screens are placeholders
+/// (with their URL and restoration identifier) and native destinations are native items. The
+/// engine's stack is the active context's. The page side (js-client/hotwire/hotwire.js) sends
+/// the adapter's messages as page events; the decisions go back to the pages as page events.
+
+/// A page event for a page that has not connected yet.
+struct HotwirePageEvent: Equatable {
+    var name: String
+    var params: JSONObject
+}
+
+/// The hotwire-native side of one browser session.
+struct HotwireState: Equatable {
+    var profile: HotwireProfile
+    var navigator: HotwireNavigator
+    /// The web view of each context: the main one always, the modal one while presented.
+    var webviews: [HotwireContext: ItemID]
+    /// The placeholder or native item standing for each screen (by screen id) that its
+    /// context's web view does not show.
+    var items: [Int: ItemID] = [:]
+    /// Page events waiting for their page, by web view, in order.
+    var pending: [ItemID: [HotwirePageEvent]] = [:]
+    /// Web views whose `visitRendered` removes the overlay a back put up.
+    var overlays: Set<ItemID> = []
+
+    func context(of webview: ItemID) -> HotwireContext? {
+        webviews.first { $0.value == webview }?.key
+    }
+}
+
+extension Bridge {
+    /// Whether `session` is a hotwire-native session.
+    public func isHotwireSession(_ sid: String) -> Bool { sessions[sid]?.hotwire != nil }
+
+    /// The profile of a hotwire-native session (the daemon's browser dresses its tabs with it).
+    public func hotwireProfile(session sid: String) -> HotwireProfile? { sessions[sid]?.hotwire?.profile }
+
+    /// A new hotwire-native session: its navigator on the root URL, its tree (tab `main`).
+    func startHotwire(_ s: inout Session, profile: HotwireProfile, url: String) {
+        let w1 = ItemID.webview(1)
+        s.hotwire = HotwireState(
+            profile: profile,
+            navigator: HotwireNavigator(platform: profile.platform, configuration: profile.configuration, startURL: url),
+            webviews: [.default: w1])
+        s.tree = NavigationTree(tabs: [TabStack(name: "main", items: [RouteStackItem(id: w1, url: url)])])
+    }
+
+    // MARK: Page events
+
+    /// A page event of a hotwire-native session's page: `true` when it was one of the profile's
+    /// (`hotwire.message`, `bridge.message`, `bridge.ready`), handled here.
+    mutating func hotwirePageEvent(_ client: ClientID, name: String, _ params: JSONObject, _ s: inout Session,
+                                   webview: ItemID, now: Int64) -> Bool {
+        guard s.hotwire != nil else { return false }
+        switch name {
+        case "hotwire.message":
+            hotwireMessage(params, &s, webview: webview, now: now)
+        case "bridge.message":
+            bridgeMessage(params, &s, webview: webview)
+        case "bridge.ready":
+            emit(&s, "bridge.ready") { w in w.key("webview"); w.string(webview.description) }
+        case "hotwire.pathConfiguration":
+            hotwirePathConfiguration(params, &s, webview: webview)
+        default:
+            return false
+        }
+        return true
+    }
+
+    private mutating func hotwireMessage(_ params: JSONObject, _ s: inout Session, webview: ItemID, now: Int64) {
+        let name = params["name"]?.stringValue ?? ""
+        let data = params["data"]?.objectValue ?? JSONObject()
+        let location = params["location"]?.stringValue
+        emit(&s, "hotwire.message") { w in
+            w.key("webview"); w.string(webview.description)
+            w.key("name"); w.string(name)
+            w.key("data"); w.write(.object(data))
+        }
+        guard let context = s.hotwire!.context(of: webview) else { return }
+        switch name {
+        case "visitProposed":
+            guard let target = data["location"]?.stringValue, !target.isEmpty else { return }
+            let options = data["options"]?.objectValue ?? JSONObject()
+            let decision = s.hotwire!.navigator.propose(location: target, options: options, from: context)
+            applyHotwire(decision, &s, now: now)
+        case "pageLoaded", "visitCompleted":
+            let rid = data["restorationIdentifier"]?.stringValue
+            s.hotwire!.navigator.recordVisit(context: context, restorationIdentifier: rid, url: location.map(PageURL.stripClaim))
+            redrawHotwire(&s, now: now)
+        case "visitRequestFailed", "visitRequestFailedWithNonHttpStatusCode":
+            let status = data["statusCode"]?.intValue.map(Int.init) ?? 0
+            s.hotwire!.navigator.recordFailure(context: context, statusCode: status)
+            redrawHotwire(&s, now: now)
+        case "formSubmissionFinished":
+            s.hotwire!.navigator.formSubmissionFinished(context: context)
+        case "pageInvalidated":
+            applyHotwire(s.hotwire!.navigator.pageInvalidated(context: context), &s, now: now)
+        case "visitRendered":
+            if s.hotwire!.overlays.remove(webview) != nil {
+                effects.append(.host(.removeOverlay(session: s.id, webview: webview)))
+            }
+        default:
+            break
+        }
+    }
+
+    /// The server copy of the path configuration, fetched by the main web view's page: it
+    /// replaces the session's rules from the next proposal on. A document that does not parse
+    /// changes nothing; either way controllers hear `hotwire.pathConfiguration`.
+    private mutating func hotwirePathConfiguration(_ params: JSONObject, _ s: inout Session, webview: ItemID) {
+        let url = params["url"]?.stringValue ?? ""
+        guard webview == s.hotwire!.webviews[.default], url == s.hotwire!.profile.configurationURL else { return }
+        var error = params["error"]?.stringValue
+        var rules = 0
+        if error == nil {
+            do {
+                let configuration = try HotwirePathConfiguration(json: params["document"] ?? .null)
+                rules = configuration.rules.count
+                s.hotwire!.profile.configuration = configuration
+                s.hotwire!.navigator.configuration = configuration
+            } catch let e {
+                error = e.message
+            }
+        }
+        emit(&s, "hotwire.pathConfiguration") { w in
+            w.key("webview"); w.string(webview.description)
+            w.key("url"); w.string(url)
+            if let error {
+                w.key("error"); w.string(error)
+            } else {
+                w.key("rules"); w.int(Int64(rules))
+            }
+        }
+    }
+
+    /// A bridge component's message: native delivers it only when its `data.metadata.url` is
+    /// the web view's URL; otherwise it is reported as ignored.
+    private mutating func bridgeMessage(_ params: JSONObject, _ s: inout Session, webview: ItemID) {
+        let data = params["data"]?.objectValue ?? JSONObject()
+        let metadataURL = data["metadata"]?["url"]?.stringValue
+        let pageURL = params["location"]?.stringValue.map(PageURL.stripClaim) ?? s.engine.webView(webview)?.url
+        let ignored = metadataURL == nil || metadataURL != pageURL
+        emit(&s, "bridge.message") { w in
+            w.key("webview"); w.string(webview.description)
+            w.key("id"); w.write(params["id"] ?? .null)
+            w.key("component"); w.write(params["component"] ?? .null)
+            w.key("event"); w.write(params["event"] ?? .null)
+            w.key("data"); w.write(.object(data))
+            if ignored {
+                w.key("ignored"); w.bool(true)
+                w.key("reason")
+                w.string(metadataURL == nil
+                    ? "the message has no data.metadata.url"
+                    : "data.metadata.url \(metadataURL!) is not the web view's url \(pageURL ?? "")")
+            }
+        }
+    }
+
+    /// The page of `webview` claimed it: what waited for it is sent.
+    mutating func hotwirePageClaimed(_ client: ClientID, _ s: inout Session, webview: ItemID) {
+        guard let events = s.hotwire?.pending.removeValue(forKey: webview) else { return }
+        for event in events { sendObject(client, event.name, event.params) }
+    }
+
+    // MARK: Controller and navigation requests
+
+    /// `bridge.reply {session, webview, id, component, event, data}`: delivered to the page
+    /// through `nativeBridge.replyWith`.
+    mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params) throws(ProtocolError) {
+        try withExistingSession(p) { (b, s) throws(ProtocolError) in try b.bridgeReply(client, id: id, p, &s) }
+    }
+
+    private mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params, _ s: inout Session) throws(ProtocolError) {
+        let sid = s.id
+        guard s.hotwire != nil else {
+            throw ProtocolError(.invalidParams, "session \(sid) is not a hotwire-native session: bridge.reply needs {\"profile\": \"hotwire-native\"}")
+        }
+        let text = try p.string("webview")
+        guard let wid = ItemID(parsing: text), s.hotwire!.context(of: wid) != nil else {
+            throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\"")
+        }
+        let messageID = try p.string("id")
+        let component = try p.string("component")
+        let event = try p.string("event")
+        var data = JSONObject()
+        if let d = p.object["data"] {
+            guard case .object(let o) = d else { throw ProtocolError(.invalidParams, "\"data\" must be an object") }
+            data = o
+        }
+        sendResult(client, id: id) { _ in }
+        sendToHotwirePage(&s, wid, "bridge.reply", [
+            "id": .string(messageID), "component": .string(component), "event": .string(event), "data": .object(data),
+        ])
+    }
+
+    /// `navigation.back` of a hotwire-native session: a native pop, then a `restore` visit of the
+    /// uncovered screen. Answered with `{action: "pop"|"none", removed, stack}` before the events.
+    mutating func hotwireBack(_ s: inout Session, client: ClientID?, id: Int64?, now: Int64) {
+        let mark = effects.count
+        let before = Set(s.engine.stack.map(\.id))
+        var action = "none"
+        if let decision = s.hotwire!.navigator.back() {
+            action = "pop"
+            applyHotwire(decision, &s, now: now)
+        }
+        guard let client, let id else { return }
+        let removed = before.subtracting(s.engine.stack.map(\.id)).sorted()
+        let stack = stackJSON(&s)
+        let reply = replyEffect(client) { b in
+            b.sendResult(client, id: id) { w in
+                w.key("action"); w.string(action)
+                w.key("removed"); w.write(.array(removed.map { .string($0.description) }))
+                w.key("stack"); w.raw(stack)
+            }
+        }
+        effects.insert(contentsOf: reply, at: mark)
+    }
+
+    /// A navigation of a hotwire-native session that Turbo did not make (a stopped document
+    /// load, `window.open`, a page's `navigate`, `navigation.navigateToUrl`): proposed with
+    /// `advance` from the context of `webview` (the active one when nil).
+    mutating func hotwireNavigate(_ s: inout Session, url: String, from webview: ItemID?, now: Int64) {
+        let context = webview.flatMap { s.hotwire!.context(of: $0) } ?? s.hotwire!.navigator.activeContext
+        let decision = s.hotwire!.navigator.propose(location: url, options: ["action": "advance"], from: context)
+        applyHotwire(decision, &s, now: now)
+    }
+
+    // MARK: Applying decisions
+
+    /// Sends `name` to the page of `webview`, or keeps it until the page connects.
+    mutating func sendToHotwirePage(_ s: inout Session, _ webview: ItemID, _ name: String, _ params: JSONObject) {
+        if let client = s.pages[webview] {
+            sendObject(client, name, params)
+        } else {
+            s.hotwire!.pending[webview, default: []].append(HotwirePageEvent(name: name, params: params))
+        }
+    }
+
+    private mutating func sendObject(_ client: ClientID, _ name: String, _ params: JSONObject) {
+        sendEvent(client, name) { w in
+            for (key, value) in zip(params.keys, params.values) {
+                w.key(key); w.write(value)
+            }
+        }
+    }
+
+    /// The tree's items for one context's screens.
+    private func hotwireItems(_ h: inout HotwireState, _ context: HotwireContext, ids: inout ItemIDAllocator,
+                              used: inout [Int: ItemID]) -> [RouteStackItem] {
+        let nav = h.navigator
+        let screens = nav.stack(context)
+        guard let web = h.webviews[context] else { return [] }
+        let webIndex = screens.lastIndex { $0.id == nav.shown[context] } ?? screens.lastIndex { $0.isWeb }
+        return screens.enumerated().map { i, screen in
+            var item: RouteStackItem
+            if i == webIndex {
+                item = RouteStackItem(id: web, url: screen.url)
+            } else if let native = screen.nativeScreen {
+                let id = h.items[screen.id].flatMap { $0.kind == .native ? $0 : nil } ?? ids.next(.native)
+                used[screen.id] = id
+                item = RouteStackItem(id: id, url: screen.url, screen: native)
+            } else {
+                let id = h.items[screen.id].flatMap { $0.kind == .placeholder ? $0 : nil } ?? ids.next(.placeholder)
+                used[screen.id] = id
+                item = RouteStackItem(id: id, url: screen.url, of: web)
+            }
+            item.restorationIdentifier = screen.restorationIdentifier
+            item.statusCode = screen.failedStatus
+            return item
+        }
+    }
+
+    /// The engine's items for the active stack of the tree.
+    private func hotwireEngineStack(_ items: [RouteStackItem], _ s: Session) -> [StackItem] {
+        items.map { r -> StackItem in
+            switch r.kind {
+            case .webview:
+                if let i = s.engine.index(of: r.id), case .webview(var w) = s.engine.stack[i] {
+                    w.url = r.url
+                    return .webview(w)
+                }
+                return .webview(WebView(id: r.id, mode: .classic, url: r.url, connected: s.pages[r.id] != nil,
+                                        token: s.webTokens[r.id] ?? ""))
+            case .placeholder:
+                return .placeholder(Placeholder(id: r.id, of: r.of ?? r.id, url: r.url))
+            case .native:
+                return .native(NativeScreen(id: r.id, url: r.url))
+            }
+        }
+    }
+
+    /// Brings the tree and the engine in step with the navigator after a report that changed no
+    /// screen (URLs, restoration identifiers, failures): no `stack.changed`.
+    mutating func redrawHotwire(_ s: inout Session, now: Int64) {
+        applyHotwire(HotwireDecision(presentation: .none, outcome: [], commands: [], changed: false), &s, now: now)
+    }
+
+    /// Draws the navigator's stacks as the session's tree and engine stack, opens or closes the
+    /// modal web view, and sends the decision's commands to the pages.
+    mutating func applyHotwire(_ d: HotwireDecision, _ s: inout Session, now: Int64) {
+        guard var h = s.hotwire else { return }
+        let sid = s.id
+        let nav = h.navigator
+        var opened: (webview: ItemID, url: String, token: String)?
+        var removed: [ItemID] = []
+        if !nav.modal.isEmpty, h.webviews[.modal] == nil {
+            let webview = s.engine.itemIDs.next(.webview)
+            let token = randomHex(bytes: 16)
+            s.webTokens[webview] = token
+            h.webviews[.modal] = webview
+            let shown = nav.modal.last { $0.id == nav.shown[.modal] } ?? nav.modal.last!
+            opened = (webview, shown.url, token)
+        }
+        if nav.modal.isEmpty, let modal = h.webviews.removeValue(forKey: .modal) {
+            removed.append(modal)
+            h.pending[modal] = nil
+            h.overlays.remove(modal)
+        }
+        var used: [Int: ItemID] = [:]
+        var ids = s.engine.itemIDs
+        let mainItems = hotwireItems(&h, .default, ids: &ids, used: &used)
+        let modalItems = hotwireItems(&h, .modal, ids: &ids, used: &used)
+        s.engine.itemIDs = ids
+        removed.append(contentsOf: Set(h.items.values).subtracting(used.values).sorted())
+        h.items = used
+        let before = s.tree ?? NavigationTree(tabs: [TabStack(name: "main", items: [])])
+        let tree = NavigationTree(tabs: [TabStack(name: "main", items: mainItems)], modal: modalItems)
+        s.tree = tree
+        s.hotwire = h
+        let newStack = hotwireEngineStack(tree.activeStack, s)
+        let oldStackIDs = s.engine.stack.map(\.id)
+        let transitions = before == tree ? [] : TreeDiff.diff(before, tree)
+        var list = takeEffectStorage()
+        _ = s.engine.handle(.adopt(stack: newStack, removed: removed, singleTab: false), at: now, into: &list)
+        flush(&list, &s, cause: d.cause, transitions: transitions, now: now)
+        returnEffectStorage(&list)
+        if d.changed, !transitions.isEmpty, s.engine.stack.map(\.id) == oldStackIDs {
+            emitStackChanged(&s, cause: d.cause, transitions: transitions)
+        }
+        for id in removed { s.webTokens[id] = nil }
+        if let opened {
+            rememberToken(&s, opened.webview, opened.token)
+            let pageUrl = PageURL.withClaim(opened.url, session: sid, webview: opened.webview, token: opened.token)
+            emit(&s, "webview.open") { w in
+                w.key("webview"); w.string(opened.webview.description)
+                w.key("url"); w.string(opened.url)
+                w.key("token"); w.string(opened.token)
+                w.key("pageUrl"); w.string(pageUrl)
+            }
+            effects.append(.host(.openTab(session: sid, webview: opened.webview, url: opened.url, token: opened.token,
+                                          post: nil, root: false)))
+        }
+        for command in d.commands {
+            switch command {
+            case .visit(let visit):
+                guard let webview = s.hotwire!.webviews[visit.context] else { continue }
+                if webview == opened?.webview { continue }  // its tab's first load is the cold boot
+                if visit.coldBoot {
+                    sendToHotwirePage(&s, webview, "hotwire.reload", [:])
+                    continue
+                }
+                if visit.action == .restore, let image = hotwireSnapshot(s, screen: visit.screen) {
+                    s.hotwire!.overlays.insert(webview)
+                    effects.append(.host(.showOverlay(session: sid, webview: webview, image: image)))
+                }
+                sendToHotwirePage(&s, webview, "hotwire.visit", [
+                    "location": .string(visit.url), "options": visit.options,
+                    "restorationIdentifier": visit.restorationIdentifier.map(JSONValue.string) ?? .null,
+                ])
+            case .cacheSnapshot(let context):
+                if let webview = s.hotwire!.webviews[context] { sendToHotwirePage(&s, webview, "hotwire.cacheSnapshot", [:]) }
+            case .clearSnapshotCache(let context):
+                if let webview = s.hotwire!.webviews[context] {
+                    sendToHotwirePage(&s, webview, "hotwire.clearSnapshotCache", [:])
+                }
+            case .openExternal(let url):
+                let from = s.hotwire!.webviews[s.hotwire!.navigator.activeContext]
+                emit(&s, "external.open") { w in
+                    w.key("url"); w.string(url)
+                    if let from { w.key("webview"); w.string(from.description) }
+                }
+            }
+        }
+        updateIdle(&s, now: now)
+    }
+
+    /// The snapshot kept for the placeholder that stood for `screen` (none yet: a hotwire
+    /// session takes no snapshots of its own; see docs/HOTWIRE.md, known gaps).
+    private func hotwireSnapshot(_ s: Session, screen: Int) -> [UInt8]? {
+        nil
+    }
+}

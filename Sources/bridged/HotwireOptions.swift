@@ -1,0 +1,56 @@
+import ArgumentParser
+import BridgeProtocol
+import Foundation
+
+/// The browser session's profile options of `bridged open` (docs/HOTWIRE.md):
+/// `--profile hotwire-native [--platform ios|android] [--path-configuration FILE|URL]
+/// [--bridge-components "form menu"]`.
+struct ProfileOptions: ParsableArguments {
+    @Option(help: "The app the browser session plays: hotwire-native (a Hotwire Native shell). Default: none (Astro).")
+    var profile: String?
+
+    @Option(help: "With --profile hotwire-native: ios (default) or android.")
+    var platform: String?
+
+    @Option(name: .customLong("path-configuration"),
+            help: "With --profile hotwire-native: the path configuration, a JSON file or an http(s) URL the app serves.")
+    var pathConfiguration: String?
+
+    @Option(name: .customLong("bridge-components"),
+            help: "With --profile hotwire-native: the bridge components native registers, space-separated, e.g. \"form menu\".")
+    var bridgeComponents: String?
+
+    /// The profile's `session.create` params (empty without `--profile`), checked as
+    /// `session.create` checks them.
+    func profileParams() throws -> JSONObject {
+        var params = JSONObject()
+        if let profile { params["profile"] = .string(profile) }
+        if let platform { params["platform"] = .string(platform) }
+        if let bridgeComponents {
+            params["bridgeComponents"] = .array(bridgeComponents.split(separator: " ").map { .string(String($0)) })
+        }
+        if let pathConfiguration {
+            if pathConfiguration.hasPrefix("http://") || pathConfiguration.hasPrefix("https://") {
+                params["pathConfigurationUrl"] = .string(pathConfiguration)
+            } else {
+                let data: Data
+                do {
+                    data = try Data(contentsOf: URL(fileURLWithPath: pathConfiguration))
+                } catch {
+                    throw ValidationError("--path-configuration \(pathConfiguration): cannot be read (\(error.localizedDescription))")
+                }
+                do {
+                    params["pathConfiguration"] = try JSONParser.parse([UInt8](data))
+                } catch {
+                    throw ValidationError("--path-configuration \(pathConfiguration): not JSON (\(error))")
+                }
+            }
+        }
+        do {
+            _ = try HotwireProfile.parse(params)
+            return params
+        } catch {
+            throw ValidationError(error.message.replacingOccurrences(of: "pathConfigurationUrl", with: "--path-configuration"))
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Testing
+@testable import BridgeProtocol
+
+/// hotwire-native browser sessions at the pure level: page events in (the adapter's messages),
+/// the tree, the page events and host work out.
+@Suite struct HotwireBridgeTests {
+    static let configuration: JSONValue = [
+        "rules": [
+            ["patterns": ["/new$"], "properties": ["context": "modal"]],
+            ["patterns": ["/numbers$"], "properties": ["view_controller": "numbers"]],
+        ],
+    ]
+
+    /// A hotwire-native session whose W1 tab opened and whose page connected.
+    static func session(_ h: inout BridgeHarness, platform: String = "ios") -> (ClientID, String, PageHandle) {
+        let ctl = h.controller()
+        _ = h.take(ctl)
+        h.request(ctl, "session.create", [
+            "url": "http://h/", "browser": true, "profile": "hotwire-native", "platform": .string(platform),
+            "pathConfiguration": configuration, "bridgeComponents": ["form"],
+        ])
+        guard case .openTab(let sid, _, _, let token, _, true)? = h.hostCalls.last else {
+            Issue.record("no openTab in \(h.hostCalls)")
+            return (ctl, "", PageHandle(client: ctl, session: "", webview: "", token: "", pageUrl: ""))
+        }
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
+        let reply = h.take(ctl).first
+        #expect(reply?["result"]?["profile"] == "hotwire-native")
+        let page = h.claimed(sid, "W1", token, url: "http://h/")
+        _ = h.take(ctl)
+        _ = h.take(page.client)
+        return (ctl, sid, page)
+    }
+
+    static func message(_ h: inout BridgeHarness, _ page: PageHandle, _ name: String, _ data: JSONObject, location: String = "http://h/") {
+        h.event(page.client, "hotwire.message", ["name": .string(name), "data": .object(data), "location": .string(location)])
+    }
+
+    static func mainStack(_ h: inout BridgeHarness, _ sid: String) -> [String] {
+        let tree = h.sessionGet(sid)["result"]?["tree"]
+        return (tree?["tabs"]?[0]?["stack"]?.arrayValue ?? []).map {
+            "\($0["id"]?.stringValue ?? "?") \($0["url"]?.stringValue ?? "?")"
+        }
+    }
+
+    @Test func proposalPushesAndTheVisitGoesToThePage() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
+        #expect(h.eventParams(ctl, "hotwire.message").last?["name"] == "pageLoaded")
+        Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        let visit = h.take(page.client).first { $0["event"] == "hotwire.visit" }
+        #expect(visit?["params"] == ["location": "http://h/one", "options": ["action": "advance"], "restorationIdentifier": nil])
+        #expect(h.stackIDs(sid) == "P1 W1")
+        #expect(Self.mainStack(&h, sid) == ["P1 http://h/", "W1 http://h/one"])
+        let changed = h.eventParams(ctl, "stack.changed").last
+        #expect(changed?["cause"] == "hotwire:default:push")
+        #expect(changed?["tree"]?["tabs"]?[0]?["stack"]?[0]?["restorationIdentifier"] == "r1")
+
+        // Back: a pop, then a restore visit with the stored identifier; the reply comes first.
+        _ = h.take(ctl)
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["action"] == "pop")
+        #expect(back["result"]?["removed"] == ["P1"])
+        #expect(HotwireBridgeTests.ids(back["result"]?["stack"]) == "W1")
+        let restore = h.take(page.client).first { $0["event"] == "hotwire.visit" }
+        #expect(restore?["params"]?["options"] == ["action": "restore"])
+        #expect(restore?["params"]?["restorationIdentifier"] == "r1")
+        #expect(h.request(ctl, "navigation.back", ["session": .string(sid)])["result"]?["action"] == "none")
+    }
+
+    static func ids(_ v: JSONValue?) -> String { BridgeHarness.ids(v) }
+
+    @Test func modalOpensATabAndARedirectClosesIt() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
+        guard case .openTab(sid, let w2, "http://h/items/new", let token, nil, false)? = h.hostCalls.last else {
+            Issue.record("no modal tab: \(h.hostCalls)")
+            return
+        }
+        #expect(w2 == .webview(2))
+        #expect(h.stackIDs(sid) == "W2", "the engine's stack is the modal's")
+        #expect(h.eventParams(ctl, "webview.open").last?["webview"] == "W2")
+        let tree = h.sessionGet(sid)["result"]?["tree"]
+        #expect(tree?["active"] == "modal" && tree?["modal"]?[0]?["url"] == "http://h/items/new")
+        let modal = h.claimed(sid, "W2", token, url: "http://h/items/new")
+        Self.message(&h, modal, "visitProposed", [
+            "location": "http://h/items/1", "options": ["action": "advance", "response": ["statusCode": 200, "redirected": true]],
+        ], location: "http://h/items/new")
+        #expect(h.closed[modal.client] == 1000, "the modal's page goes with its tab")
+        #expect(h.hostCalls.last == .closeTab(session: sid, webview: .webview(2)))
+        #expect(h.stackIDs(sid) == "P1 W1")
+        #expect(h.eventParams(ctl, "stack.changed").last?["cause"] == "hotwire:default:redirect+dismiss+push")
+        let visit = h.take(page.client).first { $0["event"] == "hotwire.visit" }
+        #expect(visit?["params"]?["location"] == "http://h/items/1")
+        #expect(visit?["params"]?["options"]?["response"]?["redirected"] == true)
+    }
+
+    @Test func nativeScreenFailuresAndExternalHosts() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "visitProposed", ["location": "http://h/numbers", "options": ["action": "advance"]])
+        #expect(h.stackIDs(sid) == "W1 N1", "the web view stays below the native screen")
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.cacheSnapshot"])
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(h.stackIDs(sid) == "W1")
+        #expect(h.take(page.client).isEmpty, "the web view never left its page: no visit")
+
+        Self.message(&h, page, "visitProposed", ["location": "http://h/missing", "options": ["action": "advance"]])
+        Self.message(&h, page, "visitRequestFailed", ["location": "http://h/missing", "identifier": "v", "statusCode": 404])
+        let top = h.sessionGet(sid)["result"]?["tree"]?["tabs"]?[0]?["stack"]?[1]
+        #expect(top?["error"] == ["statusCode": 404])
+
+        _ = h.take(ctl)
+        let before = h.stackIDs(sid)
+        Self.message(&h, page, "visitProposed", ["location": "https://elsewhere.test/x", "options": ["action": "advance"]])
+        #expect(h.eventParams(ctl, "external.open").last?["url"] == "https://elsewhere.test/x")
+        #expect(h.stackIDs(sid) == before && h.eventParams(ctl, "stack.changed").isEmpty)
+    }
+
+    @Test func bridgeMessagesAndReplies() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h, platform: "android")
+        h.event(page.client, "bridge.message", [
+            "id": "1", "component": "form", "event": "connect",
+            "data": ["submitTitle": "Save", "metadata": ["url": "http://h/"]], "location": "http://h/",
+        ])
+        let m = h.eventParams(ctl, "bridge.message").last
+        #expect(m?["component"] == "form" && m?["id"] == "1" && m?["ignored"] == nil)
+        h.event(page.client, "bridge.message", [
+            "id": "2", "component": "form", "event": "connect", "data": ["metadata": ["url": "http://h/old"]], "location": "http://h/",
+        ])
+        #expect(h.eventParams(ctl, "bridge.message").last?["ignored"] == true)
+        let r = h.request(ctl, "bridge.reply", ["session": .string(sid), "webview": "W1", "id": "1", "component": "form",
+                                                "event": "connect", "data": ["ok": true]])
+        #expect(r["result"] == [:])
+        let reply = h.take(page.client).first { $0["event"] == "bridge.reply" }
+        #expect(reply?["params"] == ["id": "1", "component": "form", "event": "connect", "data": ["ok": true]])
+        #expect(h.request(ctl, "bridge.reply", ["session": .string(sid), "webview": "W7", "id": "1", "component": "form",
+                                                "event": "connect"])["error"]?["code"] == "unknown-webview")
+        #expect(h.request(ctl, "bridge.reply", ["session": .string(sid), "webview": "W1", "id": "1", "component": "form",
+                                                "event": "connect", "data": 3])["error"]?["code"] == "invalid-params")
+        // A session without the profile has no bridge.reply, and its pages' events are app events.
+        let plain = h.request(ctl, "session.create", ["url": "http://h/"])["result"]?["session"]?.stringValue ?? ""
+        #expect(h.request(ctl, "bridge.reply", ["session": .string(plain), "webview": "W1", "id": "1", "component": "form",
+                                                "event": "connect"])["error"]?["code"] == "invalid-params")
+    }
+
+    @Test func profileNeedsABrowserAndRefusalsChangeNothing() {
+        var h = BridgeHarness()
+        let ctl = h.controller()
+        _ = h.take(ctl)
+        let before = h.bridge
+        for params: JSONValue in [
+            ["url": "http://h/", "profile": "hotwire-native"],
+            ["url": "http://h/", "browser": true, "profile": "hotwire-native", "platform": "web"],
+            ["url": "http://h/", "browser": true, "profile": "other"],
+            ["url": "http://h/", "browser": true, "profile": "astro", "bridgeComponents": ["form"]],
+        ] {
+            #expect(h.request(ctl, "session.create", params)["error"]?["code"] == "invalid-params")
+        }
+        #expect(h.bridge.sessionCount == before.sessionCount && h.hostCalls.isEmpty)
+    }
+
+    @Test func theServerCopyOfThePathConfiguration() {
+        var h = BridgeHarness()
+        let ctl = h.controller()
+        _ = h.take(ctl)
+        h.request(ctl, "session.create", ["url": "http://h/", "browser": true, "profile": "hotwire-native",
+                                          "pathConfigurationUrl": "http://h/pc.json"])
+        guard case .openTab(let sid, _, _, let token, _, true)? = h.hostCalls.last else { Issue.record("no tab"); return }
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
+        let page = h.claimed(sid, "W1", token, url: "http://h/")
+        h.event(page.client, "hotwire.pathConfiguration", ["url": "http://h/pc.json", "document": ["rules": "x"]])
+        #expect(h.eventParams(ctl, "hotwire.pathConfiguration").last?["error"] == "'rules' must be an array")
+        h.event(page.client, "hotwire.pathConfiguration", ["url": "http://h/pc.json", "document": Self.configuration])
+        #expect(h.eventParams(ctl, "hotwire.pathConfiguration").last?["rules"] == 2)
+        Self.message(&h, page, "visitProposed", ["location": "http://h/a/new", "options": ["action": "advance"]])
+        #expect(h.sessionGet(sid)["result"]?["tree"]?["active"] == "modal")
+    }
+
+    @Test func pageInvalidatedReloadsAndAModalFormClearsTheMainCache() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "pageInvalidated", [:])
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.reload"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
+        guard case .openTab(sid, _, _, let token, _, _)? = h.hostCalls.last else { Issue.record("no modal tab"); return }
+        let modal = h.claimed(sid, "W2", token, url: "http://h/items/new")
+        Self.message(&h, modal, "formSubmissionFinished", ["location": "http://h/items"], location: "http://h/items/new")
+        _ = h.take(page.client)
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["action"] == "pop" && back["result"]?["removed"] == ["W2"])
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.clearSnapshotCache"])
+        #expect(h.stackIDs(sid) == "W1")
+    }
+
+    /// `bridged open URL [--profile hotwire-native …]`: the daemon's own command.
+    @Test func theOpenCommandWithAndWithoutAProfile() {
+        var h = BridgeHarness()
+        h.bridge.apply(.openBrowserSession(url: "http://h/a/"), at: h.now)
+        h.collect()
+        guard case .openTab(let plain, _, "http://h/a/", _, nil, true)? = h.hostCalls.last else { Issue.record("no tab: \(h.hostCalls)"); return }
+        #expect(!h.bridge.isHotwireSession(plain))
+        h.bridge.apply(.openBrowserSession(url: "http://h/b/", profile: ["profile": "hotwire-native", "platform": "android"]), at: h.now)
+        h.collect()
+        guard case .openTab(let hot, _, "http://h/b/", _, nil, true)? = h.hostCalls.last else { Issue.record("no tab: \(h.hostCalls)"); return }
+        #expect(h.bridge.hotwireProfile(session: hot)?.platform == .android)
+        let count = h.hostCalls.count
+        h.bridge.apply(.openBrowserSession(url: "http://h/c/", profile: ["profile": "nope"]), at: h.now)
+        h.collect()
+        #expect(h.hostCalls.count == count && h.bridge.sessionCount == 2)
+    }
+}
