@@ -269,22 +269,15 @@ extension Client.Role {
 
 extension Bridge {
     /// Runs `body` with session `sid` and the rest of the Bridge, each as a value of its own
-    /// (the session is taken out of its slot for the call and put back). Nil, without calling
+    /// (the session's slot is taken out of the table for the call and put back). Nil, without calling
     /// `body`, when there is no such session. `body` must not reach the same session again.
     @discardableResult
     mutating func withSession<R, E: Error>(_ sid: String, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
         guard let i = sessions.slot(of: sid) else { return nil }
-        // Moved out and `consume`d back on both paths: a `defer { put(s) }` is not seen as the
-        // last use of `s` and copies the whole session (every field retained, then released).
-        var s = sessions.take(i)
-        do {
-            let r = try body(&self, &s)
-            sessions.put(consume s, at: i)
-            return r
-        } catch {
-            sessions.put(consume s, at: i)
-            throw error
-        }
+        // The session is changed where it lies, in its slot (a reference; see SessionTable).
+        let slot = sessions.take(i)
+        defer { sessions.put(slot, at: i) }
+        return try body(&self, &slot.session)
     }
 }
 
