@@ -98,24 +98,24 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// One whole text message from `client`.
     mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
-        // (Not `clients[client] != nil`: that compares two `Client?` through `Equatable`,
-        // copying the record.)
-        guard clients.keys.contains(client) else { return }
+        // One lookup of the client per frame, and only what the frame needs taken out of its
+        // record (`Requester`; see `handleRequest`).
+        guard let requester = clients[client]?.requester else { return }
         let frame: Frame
         switch Frame.classify(text) {
         case .success(let f): frame = f
         case .failure(let failure):
-            if failure.isEvent, case .fresh? = clients[client]?.role { return }  // events before hello are ignored
+            if failure.isEvent, case .fresh = requester { return }  // events before hello are ignored
             sendError(client, id: failure.id, failure.error)
             return
         }
         switch frame {
         case .request(let id, let method, let params):
             stats.beginRequest(method)
-            handleRequest(client, id: id, method: method, params: params, now: now)
+            handleRequest(client, requester, id: id, method: method, params: params, now: now)
             stats.endRequest()
         case .event(let name, let params):
-            handleEvent(client, name: name, params: params, now: now)
+            handleEvent(client, requester, name: name, params: params, now: now)
         }
     }
 
@@ -183,33 +183,31 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 // MARK: - Requests and events by the sender's role
 
 extension Bridge {
-    mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
+    /// A request of `client`, whose role is `requester`. Only what the request needs is taken
+    /// out of the client's record: in particular a controller's request is handled without a
+    /// copy of its record in scope: the record holds the set of sessions it subscribed to, and
+    /// `session.create`/`session.close` change that set in place, which a live copy would turn
+    /// into a copy of the whole set (O(sessions) per call).
+    mutating func handleRequest(_ client: ClientID, _ requester: Requester, id: Int64, method: String, params: JSONObject, now: Int64) {
         let p = Params(params)
-        // One lookup of the client, and only what the request needs taken out of its record
-        // (`Requester`). In particular a controller's request is handled without a copy of its
-        // record in scope: the record holds the set of sessions it subscribed to, and
-        // `session.create`/`session.close` change that set in place, which a live copy would
-        // turn into a copy of the whole set (O(sessions) per call).
-        switch clients[client]?.role.requester {
-        case nil:
-            return
-        case .page(let sid, let webview)?:
+        switch requester {
+        case .page(let sid, let webview, let hint):
             do throws(ProtocolError) {
-                let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
+                let found: Void? = try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
                     try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
                 }
                 if found == nil { throw unknownSession(sid) }
             } catch {
                 sendError(client, id: id, error)
             }
-        case .controller(let observer)?:
+        case .controller(let observer):
             do throws(ProtocolError) {
                 if observer { try checkObserver(method) }
                 try controllerRequest(client, id: id, method: method, p, now: now)
             } catch {
                 sendError(client, id: id, error)
             }
-        case .fresh?:
+        case .fresh:
             guard method == "hello" else {
                 sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
                 return
@@ -220,7 +218,7 @@ extension Bridge {
             } catch {
                 sendError(client, id: id, error)
             }
-        case .detached(let sid, let webview, let why)?:
+        case .detached(let sid, let webview, let why):
             if method == "hello" {
                 sendError(client, id: id, ProtocolError(.conflict, "this connection already said hello"))
             } else if sessions[sid]?.engine.webView(webview) == nil {
@@ -231,13 +229,13 @@ extension Bridge {
         }
     }
 
-    mutating func handleEvent(_ client: ClientID, name: String, params: JSONObject, now: Int64) {
-        guard let c = clients[client], case .page(let sid, let webview) = c.role else {
+    mutating func handleEvent(_ client: ClientID, _ requester: Requester, name: String, params: JSONObject, now: Int64) {
+        guard case .page(let sid, let webview, let hint) = requester else {
             // Events before hello are ignored; controllers send none.
             return
         }
         do throws(ProtocolError) {
-            try withSession(sid) { (b, s) throws(ProtocolError) in
+            try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
                 try b.pageEvent(client, name: name, Params(params), session: &s, webview: webview, now: now)
             }
         } catch {
@@ -246,19 +244,20 @@ extension Bridge {
     }
 }
 
-/// What `handleRequest` takes out of a client's role: everything but a controller's record.
+/// What `handleRequest` takes out of a client's record: everything but a controller's record,
+/// and for a page the slot its session was last found in (`Client.sessionSlot`).
 enum Requester {
     case fresh
-    case page(session: String, webview: ItemID)
+    case page(session: String, webview: ItemID, slotHint: Int)
     case detached(session: String, webview: ItemID, why: String)
     case controller(observer: Bool)
 }
 
-extension Client.Role {
+extension Client {
     var requester: Requester {
-        switch self {
+        switch role {
         case .fresh: .fresh
-        case .page(let sid, let webview): .page(session: sid, webview: webview)
+        case .page(let sid, let webview): .page(session: sid, webview: webview, slotHint: sessionSlot)
         case .detached(let sid, let webview, let why): .detached(session: sid, webview: webview, why: why)
         case .controller(let info): .controller(observer: info.observer)
         }
@@ -275,6 +274,18 @@ extension Bridge {
     mutating func withSession<R, E: Error>(_ sid: String, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
         guard let i = sessions.slot(of: sid) else { return nil }
         // The session is changed where it lies, in its slot (a reference; see SessionTable).
+        let slot = sessions.take(i)
+        defer { sessions.put(slot, at: i) }
+        return try body(&self, &slot.session)
+    }
+
+    /// `withSession` for a page's requests and events: the session is looked for first in slot
+    /// `hint` (where it was found for the page's last message), which spares hashing its id
+    /// (≈ 440 instructions); when it is not there, the slot found is remembered for the next.
+    @discardableResult
+    mutating func withSession<R, E: Error>(_ sid: String, hint: Int, of client: ClientID, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
+        guard let i = sessions.slot(of: sid, hint: hint) else { return nil }
+        if i != hint { clients[client]?.sessionSlot = i }
         let slot = sessions.take(i)
         defer { sessions.put(slot, at: i) }
         return try body(&self, &slot.session)
