@@ -259,6 +259,9 @@ import Testing
         t.insert(Self.record("s-c", 3))
         #expect(t.slot(of: "s-c") == t.slot(of: "s-c") && t.count == 2)
         #expect(Set(t.all.map(\.id)) == ["s-a", "s-c"])
+        // The sweep's question, read in the slots: s-a is idle since 5, s-c not idle.
+        #expect(t.idle { $0 <= 5 }.map(\.id) == ["s-a"])
+        #expect(t.idle { $0 < 5 }.isEmpty)
     }
 
     @Test func sessionTableCopiesStayIndependentAndCompareByContent() {

@@ -151,11 +151,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// once a second.
     mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
-        var expired: [(UInt64, String)] = []
-        for s in sessions.all {
-            if let since = s.idleSince, now - since >= limit { expired.append((s.serial, s.id)) }
-        }
-        for (_, sid) in expired.sorted(by: { $0.0 < $1.0 }) {
+        let expired = sessions.idle { since in now - since >= limit }
+        for (_, sid) in expired.sorted(by: { $0.serial < $1.serial }) {
             closeSession(sid, reason: "idle", now: now)
         }
     }

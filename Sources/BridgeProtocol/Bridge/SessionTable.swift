@@ -74,6 +74,16 @@ struct SessionTable {
 
     /// Every session, in no particular order.
     var all: [Session] { slots.compactMap { $0?.session } }
+
+    /// The sessions idle since a time `expired` accepts (serial and id), in no particular order;
+    /// read in their slots, without a copy of each session (the sweep, once a second).
+    func idle(_ expired: (_ since: Int64) -> Bool) -> [(serial: UInt64, id: String)] {
+        var out: [(serial: UInt64, id: String)] = []
+        for case let slot? in slots {
+            if let since = slot.session.idleSince, expired(since) { out.append((slot.session.serial, slot.session.id)) }
+        }
+        return out
+    }
 }
 
 extension SessionTable: Equatable {
