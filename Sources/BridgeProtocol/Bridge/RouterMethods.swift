@@ -29,11 +29,20 @@ extension Bridge {
         guard let tree = s.tree else { return }
         for stack in tree.stackIDs {
             for item in tree[stack] ?? [] where item.kind == .webview {
-                let id = item.id
-                guard s.webTokens[id] == nil else { continue }
-                s.webTokens[id] = s.engine.webView(id)?.token ?? randomHex(bytes: 16)
+                _ = issueToken(&s, item.id)
             }
         }
+    }
+
+    /// The token of a web view of the tree: the one it has (the engine's, or the one issued
+    /// with the tree), else a new one (128 random bits), kept. The only way the router and the
+    /// Hotwire navigator get a web view's token, so that none is ever made without one (an
+    /// empty token would compare equal to an empty claim).
+    mutating func issueToken(_ s: inout Session, _ id: ItemID) -> String {
+        if let token = s.webTokens[id] { return token }
+        let token = s.engine.webView(id)?.token ?? randomHex(bytes: 16)
+        s.webTokens[id] = token
+        return token
     }
 
     /// The token of a web view anywhere in the session (the engine's stack or the tree).
@@ -78,7 +87,7 @@ extension Bridge {
 
     /// The engine's items for a stack of the tree: known items as the engine has them, new ones
     /// made from the tree (web views with their tokens and whether a page speaks for them).
-    func engineStack(_ items: [RouteStackItem], _ s: Session) -> [StackItem] {
+    mutating func engineStack(_ items: [RouteStackItem], _ s: inout Session) -> [StackItem] {
         items.map { r -> StackItem in
             let id = r.id
             if let i = s.engine.index(of: id) {
@@ -89,7 +98,7 @@ extension Bridge {
             switch r.kind {
             case .webview:
                 return .webview(WebView(id: id, mode: .classic, url: r.url, title: r.title,
-                                        connected: s.pages[id] != nil, token: s.webTokens[id] ?? ""))
+                                        connected: s.pages[id] != nil, token: issueToken(&s, id)))
             case .placeholder:
                 return .placeholder(Placeholder(id: id, of: r.of ?? id, url: r.url, title: r.title))
             case .native:
@@ -136,7 +145,7 @@ extension Bridge {
             }
         }
         let removed = outcome.removed
-        let newStack = engineStack(tree.activeStack, draft)
+        let newStack = engineStack(tree.activeStack, &draft)
         let singleTab = singleTab(draft)
         let oldStackIDs = draft.engine.stack.map(\.id)
         var list = takeEffectStorage()
