@@ -238,9 +238,9 @@ extension Bridge {
 
     // MARK: Requests
 
-    mutating func routerRequest(_ method: RouterMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
+    mutating func routerRequest(_ method: RouterMethod, named name: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
         guard let router else {
-            throw ProtocolError(.unknownMethod, "\"\(method.rawValue)\" needs a routing configuration: start bridged with --config FILE")
+            throw ProtocolError(.unknownMethod, "\"\(name.name)\" needs a routing configuration: start bridged with --config FILE")
         }
         switch method {
         case .resolve:
@@ -270,25 +270,25 @@ extension Bridge {
         case .perform:
             try withExistingSession(p) { (b, s) throws(ProtocolError) in
                 guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
-                try b.routerActionRequest(try Self.routerAction(a), &s, method, client, id: id, now: now)
+                try b.routerActionRequest(try Self.routerAction(a), &s, name, client, id: id, now: now)
             }
         case .deeplinkOpen:
             try withExistingSession(p) { (b, s) throws(ProtocolError) in
-                try b.routerActionRequest(try Self.deeplinkAction(p), &s, method, client, id: id, now: now)
+                try b.routerActionRequest(try Self.deeplinkAction(p), &s, name, client, id: id, now: now)
             }
         case .selectTab:
             try withExistingSession(p) { (b, s) throws(ProtocolError) in
-                try b.routerActionRequest(.selectTab(try p.string("tab")), &s, method, client, id: id, now: now)
+                try b.routerActionRequest(.selectTab(try p.string("tab")), &s, name, client, id: id, now: now)
             }
         }
     }
 
     /// `router.perform`, `router.selectTab`, `deeplink.open`: the action, then its outcome as the reply.
-    mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: RouterMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
-        if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.rawValue, now: now) {
+    mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: BridgeMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
+        if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.name, now: now) {
             return
         }
-        try runRouterAction(action, on: &s, requester: nil, cause: method.rawValue, now: now) { b, s, outcome in
+        try runRouterAction(action, on: &s, requester: nil, cause: method.name, now: now) { b, s, outcome in
             b.writeOutcome(client, id: id, outcome, &s)
         }
     }
@@ -347,7 +347,7 @@ extension Bridge {
     mutating func routeNavigate(_ s: inout Session, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         do throws(ProtocolError) {
             let action = try Self.routerAction(["type": "push", "url": .string(PageURL.stripClaim(url))])
-            try runRouterAction(action, on: &s, requester: webview, cause: "navigate", now: now) { b, s, outcome in
+            try runRouterAction(action, on: &s, requester: webview, cause: BridgeMethod.navigate.name, now: now) { b, s, outcome in
                 if let id { b.writeOutcome(client, id: id, outcome, &s) }
             }
         } catch {
