@@ -141,7 +141,15 @@ extension Bridge {
         }
     }
 
+    /// Back: a page's `back` (request or event, or its browser's Back), `navigation.back`.
+    /// With a routing configuration it is the same back as `router.perform goBack`
+    /// (`routerDecidesBack`): the router's when the drawer is open or the active stack has a
+    /// single item (close the drawer; dismiss a modal; the tab's `back_behavior`), else the
+    /// contract's back algorithm.
     mutating func back(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
+        if s.isRouted, routerDecidesBack(s) {
+            return routerBack(&s, requester: requester, replyTo: replyTo, cause: cause, now: now)
+        }
         let singleTab = singleTab(s)
         run(&s, .back(requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             switch result {

@@ -293,16 +293,50 @@ extension Bridge {
         }
     }
 
+    // MARK: Back
+
+    /// The one back of a routed session, whoever asks (`router.perform goBack`,
+    /// `navigation.back`, a page's `back`): whether the router decides it — the drawer is open
+    /// (close it), or the active stack has one item (dismiss a modal; on a tab, its
+    /// `back_behavior`) — rather than the contract's back algorithm on the active stack (so
+    /// that the page is told to go back and the placeholder's foreground is shown).
+    func routerDecidesBack(_ s: Session) -> Bool {
+        guard case .some = router, s.hotwire == nil, let tree = s.tree else { return false }
+        return tree.drawerOpen || !s.engine.canGoBack
+    }
+
+    /// `navigation.back` or a page's `back` that the router decides: its `goBack`, answered as
+    /// the back algorithm answers (`{action, removed, stack}`; `action` is the router's:
+    /// `drawer`, `dismiss`, `selectTab` or `none`). A refusal (a page not on top) answers an
+    /// error, or, for an event, changes nothing.
+    mutating func routerBack(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
+        do throws(ProtocolError) {
+            try runRouterAction(.goBack, on: &s, requester: requester, cause: cause, now: now) { b, s, outcome in
+                if let action = BackAction(rawValue: outcome.kind.rawValue) { b.stats.back(action) }
+                guard let (client, id) = replyTo else { return }
+                let stack = b.stackJSON(&s)
+                b.sendResult(client, id: id) { w in
+                    w.key("action"); w.string(outcome.kind.rawValue)
+                    w.key("removed"); Self.writeIDs(outcome.removed, into: &w)
+                    w.key("stack"); w.raw(stack)
+                }
+            }
+        } catch {
+            if let (client, id) = replyTo { sendError(client, id: id, error) }
+        }
+    }
+
     /// `goBack` on an active stack with room to go back, the drawer closed: the engine's back
     /// algorithm (so the page is told to go back and the placeholder's foreground is shown).
-    /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
+    /// Returns false when the router must decide (`routerDecidesBack`).
     mutating func engineBack(_ s: inout Session, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
-        guard let tree = s.tree, !tree.drawerOpen, s.engine.canGoBack else { return false }
+        guard !routerDecidesBack(s), s.isRouted else { return false }
         let singleTab = singleTab(s)
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
         switch s.engine.handle(.back(requester: nil, singleTab: singleTab), at: now, into: &list) {
         case .success(.back(let action, let removed)):
+            stats.back(action)
             let transitions = syncTree(&s)
             let after = s.tree!
             for r in removed { s.webTokens[r] = nil }
