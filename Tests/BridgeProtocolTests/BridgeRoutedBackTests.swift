@@ -111,4 +111,19 @@ import Testing
         let after = Self.sameBack(start, action: "pop")
         #expect(after.stackIDs(start.session) == "W1")
     }
+
+    /// A session whose url is no screen of the app has one tab, `main`: back on its root with
+    /// `back_behavior: initial-tab` has no initial tab to select, and is `none` (it crashed on
+    /// a force unwrap, found by fuzz-bridge's routed runs).
+    @Test func aTabOfItsOwnHasNoInitialTabToGoBackTo() {
+        var h = BridgeHarness(router: RouterFixture.router(nativeProduct: false, back: .initialTab))
+        let ctl = h.controller(subscribeAll: true)
+        let page = h.newPage(url: "https://elsewhere.example/x")
+        #expect(h.bridge.sessions[page.session]?.tree?.activeTabName == "main")
+        let before = h.bridge.sessions[page.session]?.tree
+        let r = h.request(ctl, "router.perform", ["session": .string(page.session), "action": "goBack"])
+        #expect(r["result"]?["action"] == "none", "\(r)")
+        #expect(h.request(ctl, "navigation.back", ["session": .string(page.session)])["result"]?["action"] == "none")
+        #expect(h.bridge.sessions[page.session]?.tree == before)
+    }
 }
