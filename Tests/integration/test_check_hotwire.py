@@ -211,3 +211,42 @@ def test_the_daemon_going_away_mid_check_is_exit_2_saying_so(app, how):
         while any(alive(p) for p in browser) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not any(alive(p) for p in browser), "the daemon's Chromium outlived it"
+
+
+@needs_chromium
+@needs_turbo
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_hotwire_test_apps_good_paths_pass_with_steps(platform, tmp_path):
+    """The hotwire-native tests' app (Tests/integration/hotwire_app) on its good paths: advance
+    and native back, replace, a modal form whose redirect dismisses the modal, a native screen,
+    a GET redirect (Turbo's first visit superseded by the redirected one), a bridge component."""
+    import server as hotwire_app  # Tests/integration/hotwire_app/server.py (on the path via hotwire_check_app)
+
+    server, base = hotwire_app.start()
+    try:
+        config = tmp_path / "path-configuration.json"
+        config.write_text(json.dumps(hotwire_app.PATH_CONFIGURATION))
+        steps = tmp_path / "good.yaml"
+        steps.write_text("\n".join([
+            '- click: "#to-one"', f'- expect: {{url: "{base}/one", title: "One"}}', "- back",
+            f'- expect: {{url: "{base}/", title: "Home"}}',
+            '- click: "#to-one"', '- click: "#to-two-replace"', f'- expect: {{url: "{base}/two"}}', "- back",
+            '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
+            f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}', "- back",
+            '- click: "#to-numbers"', "- back",
+            '- click: "#to-one"', '- click: "#to-follow"', f'- expect: {{url: "{base}/redirected"}}',
+            '- click: "#to-bridge"', f'- expect: {{url: "{base}/bridge"}}',
+        ]) + "\n")
+        code, out, err = check(base + "/", *hotwire(platform, "--path-configuration", str(config), "--bridge-components", "form"),
+                               "--steps", str(steps))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 0, out + err
+    assert out.splitlines()[-1].startswith("app-aware: 7 rules kept"), out
+    rows = [l.split() for l in out.splitlines()]
+    # Native back from /one to the screen below (its placeholder P1), the restore visit timed.
+    assert any(r[:7] == ["3", "W1", "back", "/one", "→", "/", "[P1]"] and r[8].isdigit() and r[-1] == "ok" for r in rows), out
+    # The modal (its own web view), then the form's redirect pushed on the main stack.
+    assert any(r[:6] == ["9", "W2", "classic", "?", "→", "/items/new"] for r in rows), out
+    assert any(r[:6] == ["11", "W1", "push", "/", "→", "/items/1?title=Bread"] and r[-1] == "ok" for r in rows), out
