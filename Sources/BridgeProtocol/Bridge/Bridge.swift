@@ -110,9 +110,11 @@ public struct Bridge<RNG: RandomNumberGenerator> {
             return
         }
         switch frame {
-        case .request(let id, let method, let params):
+        case .request(let id, let name, let params):
+            // The name is matched once, here; everything after switches over the enum.
+            let method = BridgeMethod(name: name)
             stats.beginRequest(method)
-            handleRequest(client, requester, id: id, method: method, params: params, now: now)
+            handleRequest(client, requester, id: id, method: method, name: name, params: params, now: now)
             stats.endRequest()
         case .event(let name, let params):
             handleEvent(client, requester, name: name, params: params, now: now)
@@ -180,18 +182,19 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 // MARK: - Requests and events by the sender's role
 
 extension Bridge {
-    /// A request of `client`, whose role is `requester`. Only what the request needs is taken
-    /// out of the client's record: in particular a controller's request is handled without a
-    /// copy of its record in scope: the record holds the set of sessions it subscribed to, and
-    /// `session.create`/`session.close` change that set in place, which a live copy would turn
-    /// into a copy of the whole set (O(sessions) per call).
-    mutating func handleRequest(_ client: ClientID, _ requester: Requester, id: Int64, method: String, params: JSONObject, now: Int64) {
+    /// A request of `client`, whose role is `requester`; `method` is `name` matched (nil: no
+    /// such method). Only what the request needs is taken out of the client's record: in
+    /// particular a controller's request is handled without a copy of its record in scope: the
+    /// record holds the set of sessions it subscribed to, and `session.create`/`session.close`
+    /// change that set in place, which a live copy would turn into a copy of the whole set
+    /// (O(sessions) per call).
+    mutating func handleRequest(_ client: ClientID, _ requester: Requester, id: Int64, method: BridgeMethod?, name: String, params: JSONObject, now: Int64) {
         let p = Params(params)
         switch requester {
         case .page(let sid, let webview, let hint):
             do throws(ProtocolError) {
                 let found: Void? = try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
-                    try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
+                    try b.pageRequest(client, id: id, method: method, name: name, p, session: &s, webview: webview, now: now)
                 }
                 if found == nil { throw unknownSession(sid) }
             } catch {
@@ -199,14 +202,14 @@ extension Bridge {
             }
         case .controller(let observer):
             do throws(ProtocolError) {
-                if observer { try checkObserver(method) }
-                try controllerRequest(client, id: id, method: method, p, now: now)
+                if observer { try checkObserver(method, name: name) }
+                try controllerRequest(client, id: id, method: method, name: name, p, now: now)
             } catch {
                 sendError(client, id: id, error)
             }
         case .fresh:
-            guard method == "hello" else {
-                sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
+            guard method == .hello else {
+                sendError(client, id: id, ProtocolError(.notReady, "\"\(name)\" before \"hello\": the first request on a connection must be \"hello\""))
                 return
             }
             guard let c = clients[client] else { return }
@@ -216,7 +219,7 @@ extension Bridge {
                 sendError(client, id: id, error)
             }
         case .detached(let sid, let webview, let why):
-            if method == "hello" {
+            if method == .hello {
                 sendError(client, id: id, ProtocolError(.conflict, "this connection already said hello"))
             } else if sessions[sid]?.engine.webView(webview) == nil {
                 sendError(client, id: id, ProtocolError(.unknownWebview, "web view \(webview) is no longer on the stack"))
