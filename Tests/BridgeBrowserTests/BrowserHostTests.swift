@@ -168,7 +168,7 @@ final class BrowserHostTests: XCTestCase {
         XCTAssertEqual(alive, "yes")
         let tabs = await host.tabCount
         XCTAssertEqual(tabs, 1, "the popup was closed")
-        XCTAssertFalse(log.all.contains { if case .navigationRequested = $0 { return true }; return false }, "\(log.all)")
+        XCTAssertFalse(log.untaken.contains { if case .navigationRequested = $0 { return true }; return false }, "\(log.untaken)")
     }
 
     func testTabsBelowKeepTheirStateAndClosingTheSessionClosesThem() async throws {
