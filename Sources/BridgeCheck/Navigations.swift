@@ -23,7 +23,10 @@ public enum Navigations {
     /// The navigations of a log (every history push and replace of a page, announced or not,
     /// every new web view, every back of the host), with the findings of the same step and web
     /// view as verdicts.
-    public static func rows(_ log: [Observation], findings: [Finding]) -> [NavigationRow] {
+    ///
+    /// hotwire-native: the history changes of a native back's restore visit (Turbo pushes the
+    /// restored url) are part of that back's row, not rows of their own.
+    public static func rows(_ log: [Observation], findings: [Finding], profile: CheckProfile = .astro) -> [NavigationRow] {
         var rows: [NavigationRow] = []
         var current: [String: String] = [:]
         var sent: [String: (Double, Int)] = [:]  // web view -> (time sent, row)
@@ -72,6 +75,11 @@ public enum Navigations {
                     rows[r].replyMs = ((o.t - t) * 10).rounded() / 10
                 }
             case .history(let how, let url):
+                if profile == .hotwireNative, how != .pop,
+                   rows.contains(where: { $0.kind == .back && $0.step == o.step && $0.webview == w }) {
+                    current[w] = url
+                    continue
+                }
                 switch how {
                 case .push, .replace:
                     if let r = announced.removeValue(forKey: w) {
