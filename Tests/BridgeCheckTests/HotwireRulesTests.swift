@@ -190,6 +190,11 @@ enum HotwireLogs {
         let rows = Navigations.rows(log, findings: [], profile: .hotwireNative)
         #expect(rows.map(\.kind) == [.back])
         #expect(rows[0].to == HotwireLogs.app + "/ [P1]")
+        // Its render time is the restore visit's (visitStarted at 202, visitRendered at 210).
+        #expect(rows[0].renderMs == 8)
+        // A push's is its visit's: the visit of /one, 103 to 130.
+        let pushed = HotwireLogs.good + [Observation(t: 135, webview: "W1", step: 0, .history(how: .push, url: HotwireLogs.app + "/one"))]
+        #expect(Navigations.rows(pushed, findings: [], profile: .hotwireNative).map(\.renderMs) == [8, 27])
         #expect(Navigations.rows(log, findings: []).map(\.kind) == [.back, .push])
     }
 

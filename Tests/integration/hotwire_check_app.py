@@ -96,6 +96,10 @@ def page(title: str, body: str, links, head: str = "") -> str:
 </body></html>"""
 
 
+# Requests a test waits for: the full request path -> (set when it comes, answered once set).
+HITS: dict[str, tuple[threading.Event, threading.Event]] = {}
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "hotwire-check-app/1"
 
@@ -112,6 +116,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        hit = HITS.get(self.path)
+        if hit:  # a test waits for this request, then lets it be answered
+            hit[0].set()
+            hit[1].wait(60)
         path = urllib.parse.urlsplit(self.path).path
         if path == "/vendor/turbo.js":
             if not os.path.exists(TURBO):

@@ -4,11 +4,16 @@ exploring on both platforms, each rule of the profile fires with its evidence, a
 exits 2, and the profile's options are checked."""
 import json
 import os
+import signal
+import subprocess
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
 
 import hotwire_check_app
+from conftest import bridged_bin
 from test_check import broken_rules, check, needs_chromium, run_cli
 
 PLATFORMS = ["ios", "android"]
@@ -121,10 +126,14 @@ def test_each_hotwire_rule_fires_with_its_evidence(app, platform, tmp_path):
 
 @needs_chromium
 @needs_turbo
-def test_a_404_start_page_exits_2(app):
+def test_a_404_start_page_or_path_configuration_exits_2(app):
     code, out, err = check(app + "/hw/bad/missing", *hotwire("ios"))
     assert code == 2, out + err
     assert "answered HTTP 404 in the browser" in err
+    # A path configuration URL the app does not serve: the check cannot run as the app would.
+    code, out, err = check(app + "/hw/good/", *hotwire("android", "--path-configuration", app + "/hw/nope.json"))
+    assert code == 2, out + err
+    assert f"the path configuration {app}/hw/nope.json could not be used: HTTP 404" in err, err
 
 
 def test_the_profile_options_are_checked(tmp_path):
@@ -140,3 +149,104 @@ def test_the_profile_options_are_checked(tmp_path):
     assert code == 2 and "cannot be read" in err, err
     code, _, err = run_cli("check", "--profile", "other", "http://127.0.0.1/")
     assert code == 2 and "--profile must be one of astro, hotwire-native" in err, err
+
+
+def children(pid):
+    out = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                out += [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            pass
+    return out
+
+
+def descendants(pid):
+    out = []
+    for c in children(pid):
+        out += [c] + descendants(c)
+    return out
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@needs_chromium
+@needs_turbo
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
+def test_the_daemon_going_away_mid_check_is_exit_2_saying_so(app, how):
+    """The checker's own daemon stops while the start page loads: the check ends with exit 2
+    and says the connection to its daemon failed (it was once hidden by `try?`)."""
+    key = f"/hw/good/?daemon-dies-{how.name}"
+    came, answer = threading.Event(), threading.Event()
+    hotwire_check_app.HITS[key] = (came, answer)
+    check = subprocess.Popen([bridged_bin(), "check", app + key, *hotwire("ios")], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert came.wait(120), "the start page was never requested"
+        [daemon] = children(check.pid)
+        browser = descendants(daemon)
+        assert browser, "the daemon runs its Chromium"
+        os.kill(daemon, how)
+        out, err = check.communicate(timeout=120)
+    finally:
+        answer.set()
+        if check.poll() is None:
+            check.kill()
+    assert check.returncode == 2, out + err
+    assert "the check stopped: the connection to the checker's own daemon failed (" in err, err
+    assert "nothing was judged" in err
+    if how == signal.SIGKILL:
+        for pid in browser:  # the daemon could not stop its Chromium: do it here
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    else:
+        deadline = time.monotonic() + 30
+        while any(alive(p) for p in browser) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(alive(p) for p in browser), "the daemon's Chromium outlived it"
+
+
+@needs_chromium
+@needs_turbo
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_hotwire_test_apps_good_paths_pass_with_steps(platform, tmp_path):
+    """The hotwire-native tests' app (Tests/integration/hotwire_app) on its good paths: advance
+    and native back, replace, a modal form whose redirect dismisses the modal, a native screen,
+    a GET redirect (Turbo's first visit superseded by the redirected one), a bridge component."""
+    import server as hotwire_app  # Tests/integration/hotwire_app/server.py (on the path via hotwire_check_app)
+
+    server, base = hotwire_app.start()
+    try:
+        config = tmp_path / "path-configuration.json"
+        config.write_text(json.dumps(hotwire_app.PATH_CONFIGURATION))
+        steps = tmp_path / "good.yaml"
+        steps.write_text("\n".join([
+            '- click: "#to-one"', f'- expect: {{url: "{base}/one", title: "One"}}', "- back",
+            f'- expect: {{url: "{base}/", title: "Home"}}',
+            '- click: "#to-one"', '- click: "#to-two-replace"', f'- expect: {{url: "{base}/two"}}', "- back",
+            '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
+            f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}', "- back",
+            '- click: "#to-numbers"', "- back",
+            '- click: "#to-one"', '- click: "#to-follow"', f'- expect: {{url: "{base}/redirected"}}',
+            '- click: "#to-bridge"', f'- expect: {{url: "{base}/bridge"}}',
+        ]) + "\n")
+        code, out, err = check(base + "/", *hotwire(platform, "--path-configuration", str(config), "--bridge-components", "form"),
+                               "--steps", str(steps))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert code == 0, out + err
+    assert out.splitlines()[-1].startswith("app-aware: 7 rules kept"), out
+    rows = [l.split() for l in out.splitlines()]
+    # Native back from /one to the screen below (its placeholder P1), the restore visit timed.
+    assert any(r[:7] == ["3", "W1", "back", "/one", "→", "/", "[P1]"] and r[8].isdigit() and r[-1] == "ok" for r in rows), out
+    # The modal (its own web view), then the form's redirect pushed on the main stack.
+    assert any(r[:6] == ["9", "W2", "classic", "?", "→", "/items/new"] for r in rows), out
+    assert any(r[:6] == ["11", "W1", "push", "/", "→", "/items/1?title=Bread"] and r[-1] == "ok" for r in rows), out
