@@ -355,3 +355,29 @@ def test_bridged_open_refuses_bad_hotwire_options(args, says):
     code, out, err = run_daemon_expect_exit("open", "http://127.0.0.1:1/", "--port", "0", *args)
     assert code != 0 and not out.startswith("listening"), (code, out, err)
     assert says in err, err
+
+
+@pytest.mark.xfail(strict=True, reason="GAP: pathConfigurationUrl is fetched by the page (js-client/hotwire/hotwire.js:460, "
+                   "a CORS fetch), not by the daemon as issue 21 says: a document served by another origin "
+                   "without CORS headers fails with 'Failed to fetch'")
+def test_path_configuration_url_of_another_origin_is_fetched_by_the_daemon(shared_daemon, app):
+    other, other_base = hotwire_app.start()  # the same app on another port: another origin, no CORS headers
+    try:
+        async def go():
+            c = await controller(shared_daemon.ws_url)
+            result = await c.request("session.create", {
+                "url": app + "/", "browser": True, "profile": "hotwire-native",
+                "pathConfigurationUrl": other_base + "/path-configuration.json"}, timeout=60)
+            s = result["session"]
+            try:
+                got = await c.next_event("hotwire.pathConfiguration", TIMEOUT, where=lambda p: p["session"] == s)
+                assert "error" not in got, got
+                assert got["rules"] == len(hotwire_app.PATH_CONFIGURATION["rules"]), got
+            finally:
+                await close_session(c, s)
+                await c.close()
+
+        run(go())
+    finally:
+        other.shutdown()
+        other.server_close()
