@@ -99,7 +99,7 @@ def test_recorded_browser_session_with_location_href(daemon_factory, site, tmp_p
 
 
 @pytest.mark.xfail(strict=True, reason="GAP: a browser session's first page that cannot load is silent: the root tab "
-                   "loads by location.replace (Sources/BridgeBrowser/BrowserHost.swift:296-306), which reports no "
+                   "loads by location.replace (Sources/BridgeBrowser/BrowserHost.swift:314-325), which reports no "
                    "net error, so neither a browser-error reply nor webview.failed comes")
 def test_a_session_whose_first_page_cannot_load_reports_it(daemon):
     """"A web view whose tab cannot open or whose page cannot load": the session's first web view
