@@ -200,6 +200,24 @@ import Testing
         return out
     }
 
+    /// The word-at-a-time scan of plain strings stops at exactly the first byte that ends one or
+    /// makes it not plain, for every byte value at every position, behind plain bytes.
+    @Test func plainStringStopsAtTheFirstStopByte() {
+        for b in 0...255 {
+            let stop = b < 0x20 || b >= 0x7F || b == 0x22 || b == 0x5C
+            for k in 0..<8 {
+                var bytes = [UInt8](repeating: 0x61, count: 8)
+                bytes[k] = UInt8(b)
+                // Behind it, bytes that could disturb the borrows and carries.
+                for m in (k + 1)..<8 { bytes[m] = [0x00, 0xFF, 0x7F, 0x22][m % 4] }
+                let word = bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+                let stops = FastRequest.plainStringStops(word)
+                let first = stops == 0 ? 8 : stops.trailingZeroBitCount / 8
+                if !stop { #expect(first > k, "byte \(b) at \(k)") } else { #expect(first == k, "byte \(b) at \(k)") }
+            }
+        }
+    }
+
     @Test func fastPathAgreesWithTheGeneralPath() {
         var fast = 0
         for bytes in Self.corpus() {

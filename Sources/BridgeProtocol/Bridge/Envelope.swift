@@ -152,6 +152,17 @@ enum FastRequest {
             let start = i + 1
             var j = start
             while j < n {
+                // Skip plain bytes 8 at a time while possible (`plainStringStops`).
+                while j &+ 8 <= n {
+                    let word = UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(fromByteOffset: j, as: UInt64.self))
+                    let stops = FastRequest.plainStringStops(word)
+                    if stops != 0 {
+                        j &+= stops.trailingZeroBitCount &>> 3
+                        break
+                    }
+                    j &+= 8
+                }
+                guard j < n else { break }
                 let c = p[j]
                 if c == 0x22 {
                     i = j + 1
@@ -212,6 +223,17 @@ enum FastRequest {
             }
             return nil
         }
+    }
+
+    /// A word with the high bit set in each byte of `word` that ends a plain string or makes it
+    /// not plain: `"`, `\`, below 0x20, 0x7F and above. Exact for the lowest such byte, which is
+    /// all `plainString` uses (borrows and carries can flag bytes above it, never below).
+    @inline(__always)
+    static func plainStringStops(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = ones &* 0x80
+        // 0x80 and above have the high bit; 0x7F gets it by adding one.
+        return stringSpecialBytes(word) | ((word | (word &+ ones)) & highs)
     }
 
     static func parse(_ bytes: UnsafeRawBufferPointer) -> Frame? {
