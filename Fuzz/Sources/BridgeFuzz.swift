@@ -85,19 +85,27 @@ enum BridgeFuzz {
         do { return try Router(config: config) } catch { fuzzFailure("the fuzz router does not load: \(error)") }
     }()
 
-    /// Runs the script of `bytes` and checks everything after each step; returns the number of
-    /// steps (for the replay tests).
+    /// What a run reached (for the replay tests: enough of the protocol for the checks to mean
+    /// something).
+    struct Reach {
+        var steps = 0
+        /// Requests answered with a result, by method.
+        var succeeded: [String: Int] = [:]
+        /// Foregrounds removed by their fallback timer.
+        var timeouts = 0
+    }
+
+    /// Runs the script of `bytes` and checks everything after each step.
     @discardableResult
-    static func run(_ bytes: UnsafeRawBufferPointer) -> Int {
+    static func run(_ bytes: UnsafeRawBufferPointer) -> Reach {
         var script = Script(bytes: bytes)
         var driver = Driver(seed: UInt64(bytes.count), routed: (bytes.first ?? 0) & 1 == 1)
-        var steps = 0
-        while !script.atEnd && steps < 400 {
+        while !script.atEnd && driver.reach.steps < 400 {
             driver.step(&script)
-            steps += 1
+            driver.reach.steps += 1
         }
         driver.finish()
-        return steps
+        return driver.reach
     }
 }
 
@@ -151,6 +159,7 @@ struct Driver {
     let observer = ClientID(1 << 40)
     /// Per session: is a foreground up, as the observer heard it.
     var foregroundUp: [String: Bool] = [:]
+    var reach = BridgeFuzz.Reach()
 
     init(seed: UInt64, routed: Bool) {
         self.routed = routed
@@ -286,10 +295,10 @@ struct Driver {
         }
         bridge.apply(.frame(c, text: frame), at: now)
         let (reply, refused) = perform(sender: c, frame: frame, deferred: wasHeld || bridge.isHeld(c))
-        // A successful hello gives the client the role it asked for.
-        if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame),
-           sent["method"] == "hello", let role = sent["params"]?["role"]?.stringValue {
-            roles[c] = role
+        if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame), let method = sent["method"]?.stringValue {
+            reach.succeeded[method, default: 0] += 1
+            // A successful hello gives the client the role it asked for.
+            if method == "hello", let role = sent["params"]?["role"]?.stringValue { roles[c] = role }
         }
         if let refused, bridge != before {
             fuzzFailure("a refused frame changed the daemon: \(String(decoding: frame.prefix(600), as: UTF8.self).debugDescription)\nreply: \(refused.jsonString)\n\(Self.difference(before, bridge, now: now))")
@@ -405,6 +414,7 @@ struct Driver {
         case "foreground.removed":
             if foregroundUp[sid] != true { fuzzFailure("foreground removed when none was up in \(sid): \(what)") }
             foregroundUp[sid] = false
+            if value["params"]?["reason"] == "timeout" { reach.timeouts += 1 }
         case "session.closed":
             if foregroundUp[sid] != false { fuzzFailure("session \(sid) closed with a foreground up: \(what)") }
             foregroundUp[sid] = nil

@@ -200,6 +200,7 @@ public struct CheckReport: Sendable {
 
             """
         h += passed ? "<p class=\"ok\"><b>app-aware</b></p>\n" : "<p class=\"bad\"><b>NOT app-aware</b></p>\n"
+        if profile != .astro { h += "<p>profile <code>\(profile.rawValue)</code>: judged by its rules</p>\n" }
         h += "<h2>Navigations</h2><table><tr><th>step</th><th>web view</th><th>kind</th><th>from</th><th>to</th><th>reply ms</th><th>render ms</th><th>verdict</th></tr>\n"
         for r in rows {
             h += "<tr><td>\(r.step < 0 ? "-" : "\(r.step + 1)")</td><td>\(xml(r.webview))</td><td>\(r.kind.rawValue)</td><td>\(xml(r.from))</td><td>\(xml(r.to))</td><td>\(r.replyMs.map { "\($0)" } ?? "-")</td><td>\(r.renderMs.map { "\($0)" } ?? "-")</td><td class=\"\(r.verdict == "ok" ? "ok" : "bad")\">\(xml(r.verdict))</td></tr>\n"

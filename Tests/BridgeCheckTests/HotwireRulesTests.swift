@@ -198,6 +198,20 @@ enum HotwireLogs {
         #expect(Navigations.rows(log, findings: []).map(\.kind) == [.back, .push])
     }
 
+    @Test func aReportOfTheProfileListsItsRules() {
+        var r = CheckReport(url: HotwireLogs.app + "/", steps: [], findings: [], rows: [], budgetMs: nil, seconds: 1)
+        r.profile = .hotwireNative
+        #expect(r.rules.map(\.id) == ["visit-not-rendered", "back-wrong-page", "visit-failed", "cold-boot-link",
+                                      "bridge-message-ignored", "page-error", "load-failed"])
+        #expect(r.junit.contains("cold-boot-link") && !r.junit.contains("push-without-navigate"))
+        #expect(r.html.contains("profile <code>hotwire-native</code>"))
+        #expect(r.table.hasSuffix("app-aware: 7 rules kept over 0 navigations and 0 steps\n"))
+        r.findings = [Finding(rule: .coldBootLink, step: 0, webview: "W1", t: 1, message: "m", evidence: ["e"])]
+        #expect(r.table.contains("to fix cold-boot-link: Let Turbo take in-app links"))
+        r.profile = .astro
+        #expect(!r.html.contains("profile <code>"))
+    }
+
     @Test func everyHotwireRuleHasAdviceAndIsNamed() {
         for rule in Rule.hotwire where rule != .nothingExplored && rule != .pageError && rule != .loadFailed && rule != .renderBudget {
             #expect(rule.advice?.text.isEmpty == false, "\(rule.id)")

@@ -90,7 +90,7 @@ def test_each_hotwire_rule_fires_with_its_evidence(app, platform, tmp_path):
     junit = tmp_path / "bad.xml"
     code, out, err = check(app + "/hw/bad/", *hotwire(platform, "--path-configuration", app + "/hw/path-configuration.json",
                                                       "--bridge-components", "form"),
-                           "--steps", str(steps), "--timeout-s", "4", "--junit", str(junit))
+                           "--steps", str(steps), "--timeout-s", "8", "--junit", str(junit))
     assert code == 1, out + err
     assert broken_rules(out) == sorted(HOTWIRE_RULES), out
     f = findings(out)
