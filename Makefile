@@ -90,9 +90,13 @@ bench: bench-build
 # from BridgeProtocol's sources and the targets (one module, so internals are reachable), run as
 #   fuzz-json      the JSON parser: round trip, stable output, depth limits, error offsets
 #   fuzz-envelope  the request fast path against the general parser: same verdict, same values
-#   fuzz-bridge    the whole Bridge state machine: one reply per request, a refused frame leaves
-#                  the whole Bridge equal to a copy taken before it, nothing sent after a close,
-#                  bounded sessions and stacks, every session within --max-session-bytes
+#   fuzz-bridge    the whole Bridge state machine (the project's one Bridge fuzzer; with and
+#                  without a routing configuration, browser sessions played by script): one reply
+#                  per request, a refused frame leaves the whole Bridge equal to a copy taken
+#                  before it, nothing sent after a close, well-formed stacks and timers, what a
+#                  subscribed observer hears, bounded sessions and stacks, every session within
+#                  --max-session-bytes. `swift test` replays its seed corpus through the same
+#                  file (BridgeFuzzReplayTests).
 # Seeds are in Fuzz/corpus/NAME (kept small); what a run finds goes to .build-fuzz/corpus/NAME,
 # and a failing input to .build-fuzz/artifacts/NAME-crash-… (replay: .build-fuzz/fuzz-NAME FILE).
 # FUZZ_SECONDS per target (default 60). Measured on the 2-core VM: the build takes 1.3 min of CPU

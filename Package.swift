@@ -96,12 +96,16 @@ let package = Package(
             name: "BridgeServerTests",
             dependencies: [
                 "BridgeServer",
+                "BridgeBrowserFakes",
                 "CWebsockets",
                 "CWireCheck",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeProtocol"]),
+        // Test support: a fake Chromium that plays the DevTools side by script, and an inbox to
+        // wait on what arrives from other threads (docs/ARCHITECTURE.md, the browser layer).
+        .target(name: "BridgeBrowserFakes", dependencies: ["BridgeBrowser", "BridgeProtocol"], path: "Tests/BridgeBrowserFakes"),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeBrowserFakes", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,10 @@
+// The replay tests (Tests/BridgeProtocolTests/BridgeFuzzReplayTests.swift) compile this file
+// too, through a link, as part of the test target; the fuzz binary compiles it in one module
+// with BridgeProtocol's sources.
+#if canImport(BridgeProtocol)
+@testable import BridgeProtocol
+#endif
+
 /// `fuzz-bridge`: the whole `Bridge` state machine driven by a script decoded from the input.
 ///
 /// Each step of the script (one byte picks what, the next ones how) connects or disconnects a
@@ -26,7 +33,20 @@
 /// - memory stays bounded: at most `maxSessions` sessions, at most `maxStackDepth` items per stack,
 ///   no url or title over `maxURLBytes`, every session's held bytes (`Session.heldBytes`: its urls
 ///   and titles plus 64 per item) at most `maxSessionBytes`, and its cached stack JSON at most
-///   `jsonBound` (the documented worst case: the held strings again, escaped).
+///   `jsonBound` (the documented worst case: the held strings again, escaped);
+/// - stacks are well formed: no duplicate ids, never a placeholder on top, a placeholder lies
+///   under its web view (or under another placeholder of it), the foreground (if any) is over the
+///   top item and its timer is the only one scheduled for the session; a web view is `connected`
+///   exactly when a page speaks for it, and that page's role names it; no page waits on a web
+///   view that is on no stack (with a router: in no stack of the tree);
+/// - what a subscribed observer hears is consistent: only controller events, each with its
+///   session; `session.created` once; `foreground.shown` and `foreground.removed` alternate;
+///   no session closes with a foreground up; its sessions are the daemon's;
+/// - every close is 1000; every error code is one of the contract's, never `internal`;
+/// - at the end a fresh controller's `session.list` answers and lists the daemon's sessions.
+///
+/// An input whose first byte is odd runs with a routing configuration (`router`): router
+/// methods, deep links, tabs, drawer and modal, and the one back, mixed in.
 enum BridgeFuzz {
     /// Limits small enough for the scripts to reach: `someURL` makes urls of up to 4 KiB, so
     /// some are over `maxURLBytes`, and a few long ones fill a session to `maxSessionBytes`
@@ -44,14 +64,48 @@ enum BridgeFuzz {
     /// bytes each; the worst case of the JSON writer) plus the fields around each item.
     static let jsonBound = 6 * configuration.maxSessionBytes + configuration.engine.maxStackDepth * 256 + 64
 
-    static func run(_ bytes: UnsafeRawBufferPointer) {
-        var script = Script(bytes: bytes)
-        var driver = Driver(seed: UInt64(bytes.count))
+    /// The app of routed runs: three tabs, a native modal cart, a native-only screen, a web
+    /// product screen, the initial tab on back.
+    static let router: Router = {
+        let config = RouterConfig(
+            webBase: "http://h/app/", ownOrigins: ["http://h"], externalLinks: .open, backBehavior: .initialTab,
+            tabs: [TabConfig(name: "home", url: "os://home"), TabConfig(name: "search", url: "os://search"),
+                   TabConfig(name: "account", url: "tt://account")],
+            routes: [
+                RouteConfig(name: "home", template: "home", tab: "home"),
+                RouteConfig(name: "search", template: "search", tab: "search"),
+                RouteConfig(name: "account", template: "account", native: "AccountScreen", tab: "account"),
+                RouteConfig(name: "product", template: "products/:product_id", tab: "home"),
+                RouteConfig(name: "cart", template: "cart", native: "CartScreen", modal: true),
+                RouteConfig(name: "settings", template: "settings", native: "SettingsScreen", nativeOnly: true),
+                RouteConfig(name: "help", template: "help/*topic"),
+            ],
+            nativeScreens: ["CartScreen", "SettingsScreen", "AccountScreen"],
+            maxStackDepth: configuration.engine.maxStackDepth)
+        do { return try Router(config: config) } catch { fuzzFailure("the fuzz router does not load: \(error)") }
+    }()
+
+    /// What a run reached (for the replay tests: enough of the protocol for the checks to mean
+    /// something).
+    struct Reach {
         var steps = 0
-        while !script.atEnd && steps < 400 {
+        /// Requests answered with a result, by method.
+        var succeeded: [String: Int] = [:]
+        /// Foregrounds removed by their fallback timer.
+        var timeouts = 0
+    }
+
+    /// Runs the script of `bytes` and checks everything after each step.
+    @discardableResult
+    static func run(_ bytes: UnsafeRawBufferPointer) -> Reach {
+        var script = Script(bytes: bytes)
+        var driver = Driver(seed: UInt64(bytes.count), routed: (bytes.first ?? 0) & 1 == 1)
+        while !script.atEnd && driver.reach.steps < 400 {
             driver.step(&script)
-            steps += 1
+            driver.reach.steps += 1
         }
+        driver.finish()
+        return driver.reach
     }
 }
 
@@ -99,9 +153,45 @@ struct Driver {
     var placeholdersMade: [String: Int] = [:]
     /// Per connection, the ids of its requests not answered yet, in order.
     var owed: [ClientID: [JSONValue]] = [:]
+    /// With a routing configuration.
+    let routed: Bool
+    /// A controller subscribed to every session from the start (never driven by the script).
+    let observer = ClientID(1 << 40)
+    /// Per session: is a foreground up, as the observer heard it.
+    var foregroundUp: [String: Bool] = [:]
+    var reach = BridgeFuzz.Reach()
 
-    init(seed: UInt64) {
-        bridge = Bridge(configuration: BridgeFuzz.configuration, random: SeededRandom(seed: seed &+ 1))
+    init(seed: UInt64, routed: Bool) {
+        self.routed = routed
+        bridge = Bridge(configuration: BridgeFuzz.configuration, router: routed ? BridgeFuzz.router : nil,
+                        random: SeededRandom(seed: seed &+ 1))
+        bridge.apply(.connected(observer, isLoopback: true), at: now)
+        perform(sender: nil, frame: [])
+        for (id, text) in [(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#),
+                           (2, #"{"id":2,"method":"session.subscribe"}"#)] {
+            owed[observer, default: []].append(.int(Int64(id)))
+            bridge.apply(.frame(observer, text: Array(text.utf8)), at: now)
+            let (reply, _) = perform(sender: observer, frame: Array(text.utf8))
+            if reply?["result"] == nil { fuzzFailure("the observer's \(text) was refused: \(reply?.jsonString ?? "no reply")") }
+        }
+    }
+
+    /// The end of a run: a fresh controller still gets an answer, and it lists the daemon's
+    /// sessions.
+    mutating func finish() {
+        let c = ClientID(1 << 41)
+        bridge.apply(.connected(c, isLoopback: true), at: now)
+        perform(sender: nil, frame: [])
+        var listed: JSONValue?
+        for (id, text) in [(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#),
+                           (2, #"{"id":2,"method":"session.list"}"#)] {
+            owed[c, default: []].append(.int(Int64(id)))
+            bridge.apply(.frame(c, text: Array(text.utf8)), at: now)
+            let wasHeld = bridge.isHeld(c)
+            listed = perform(sender: c, frame: Array(text.utf8), deferred: wasHeld).reply
+        }
+        let ids = listed?["result"]?["sessions"]?.arrayValue?.compactMap { $0["session"]?.stringValue }
+        if ids != bridge.sessionIDs { fuzzFailure("a fresh session.list lists \(String(describing: ids)), the daemon has \(bridge.sessionIDs)") }
     }
 
     mutating func step(_ s: inout Script) {
@@ -189,7 +279,12 @@ struct Driver {
     mutating func send(_ s: inout Script) {
         guard !live.isEmpty else { return }
         let c = s.pick(live)
-        let frame = s.byte() % 5 == 0 ? s.chunk() : build(for: c, &s)
+        let frame: [UInt8]
+        switch s.byte() % 10 {
+        case 0, 1: frame = s.chunk()
+        case 2: frame = mistype(build(for: c, &s), &s)
+        default: frame = build(for: c, &s)
+        }
         // The whole Bridge before the frame (a value: the copy is independent; its effects were
         // drained by the last step, so a Bridge that only answered compares equal).
         let before = bridge
@@ -200,10 +295,10 @@ struct Driver {
         }
         bridge.apply(.frame(c, text: frame), at: now)
         let (reply, refused) = perform(sender: c, frame: frame, deferred: wasHeld || bridge.isHeld(c))
-        // A successful hello gives the client the role it asked for.
-        if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame),
-           sent["method"] == "hello", let role = sent["params"]?["role"]?.stringValue {
-            roles[c] = role
+        if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame), let method = sent["method"]?.stringValue {
+            reach.succeeded[method, default: 0] += 1
+            // A successful hello gives the client the role it asked for.
+            if method == "hello", let role = sent["params"]?["role"]?.stringValue { roles[c] = role }
         }
         if let refused, bridge != before {
             fuzzFailure("a refused frame changed the daemon: \(String(decoding: frame.prefix(600), as: UTF8.self).debugDescription)\nreply: \(refused.jsonString)\n\(Self.difference(before, bridge, now: now))")
@@ -261,9 +356,16 @@ struct Driver {
                     }
                 }
                 if to == sender { toSender.append(value) }
+                if let error = value["error"] {
+                    let code = error["code"]?.stringValue ?? ""
+                    if ErrorCode(rawValue: code) == nil || code == "internal" { fuzzFailure("error code \(code.debugDescription): \(what)") }
+                }
                 learn(to, value)
-            case .close(let to, _, _):
+                if to == observer { hear(value, what) }
+            case .close(let to, let code, _):
                 if closed.contains(to) { fuzzFailure("closed \(to) twice") }
+                if code != 1000 { fuzzFailure("closed \(to) with \(code): \(what)") }
+                if to == observer { fuzzFailure("closed the observer: \(what)") }
                 closed.insert(to)
             case .schedule(let key, let ms):
                 if timers[key] != nil { fuzzFailure("timer \(key) scheduled twice") }
@@ -276,6 +378,7 @@ struct Driver {
             }
         }
         checkBrowserRules(what)
+        checkStructure(what)
         guard sender != nil, !deferred else { return (nil, nil) }
         let replies = toSender.filter { $0["id"] != nil }
         switch Self.rule(for: frame) {
@@ -293,6 +396,81 @@ struct Driver {
             return (nil, replies.first)
         case .ignoredBeforeHello:
             return (nil, nil)
+        }
+    }
+
+    /// The events the observer hears (see the type's comment).
+    mutating func hear(_ value: JSONValue, _ what: String) {
+        guard let name = value["event"]?.stringValue else { return }
+        if !Self.controllerEvents.contains(name) { fuzzFailure("controller event \(name): \(what)") }
+        guard let sid = value["params"]?["session"]?.stringValue else { fuzzFailure("controller event \(name) without session: \(what)") }
+        switch name {
+        case "session.created":
+            if foregroundUp[sid] != nil { fuzzFailure("session \(sid) created twice: \(what)") }
+            foregroundUp[sid] = false
+        case "foreground.shown":
+            if foregroundUp[sid] != false { fuzzFailure("foreground shown over another in \(sid): \(what)") }
+            foregroundUp[sid] = true
+        case "foreground.removed":
+            if foregroundUp[sid] != true { fuzzFailure("foreground removed when none was up in \(sid): \(what)") }
+            foregroundUp[sid] = false
+            if value["params"]?["reason"] == "timeout" { reach.timeouts += 1 }
+        case "session.closed":
+            if foregroundUp[sid] != false { fuzzFailure("session \(sid) closed with a foreground up: \(what)") }
+            foregroundUp[sid] = nil
+        default:
+            if foregroundUp[sid] == nil { fuzzFailure("event \(name) of unknown session \(sid): \(what)") }
+        }
+    }
+
+    static let controllerEvents: Set<String> = [
+        "session.created", "session.closed", "stack.changed", "foreground.shown", "foreground.removed", "pwa-rendered",
+        "webview.open", "webview.closed", "webview.failed", "page.connected", "page.disconnected", "navigate",
+        "pwa-navigated", "app.event", "external.open", "browser.crashed",
+    ]
+
+    /// The engines' and the Bridge's invariants (see the type's comment).
+    func checkStructure(_ what: String) {
+        let b = bridge
+        if Set(b.sessionIDs) != Set(foregroundUp.keys) {
+            fuzzFailure("the observer's sessions \(foregroundUp.keys.sorted()) differ from the daemon's \(b.sessionIDs.sorted()): \(what)")
+        }
+        var liveTimers: Set<TimerKey> = []
+        for s in b.sessions.all {
+            let sid = s.id
+            let stack = s.engine.stack
+            let ids = stack.map(\.id)
+            if Set(ids).count != ids.count { fuzzFailure("\(sid): duplicate ids \(ids): \(what)") }
+            if stack.last?.isPlaceholder == true { fuzzFailure("\(sid): a placeholder on top \(ids): \(what)") }
+            for (i, item) in stack.enumerated() {
+                guard case .placeholder(let p) = item, i + 1 < stack.count else { continue }
+                let above = stack[i + 1]
+                let ok = above.id == p.of || { if case .placeholder(let q) = above { return q.of == p.of } else { return false } }()
+                if !ok { fuzzFailure("\(sid): \(p.id) of \(p.of) is under \(above.id): \(what)") }
+            }
+            if let fg = s.engine.foreground {
+                if fg.webview != stack.last?.id { fuzzFailure("\(sid): foreground over \(fg.webview), top \(String(describing: stack.last?.id)): \(what)") }
+                liveTimers.insert(TimerKey(session: s.serial, token: fg.timer))
+                if foregroundUp[sid] != true { fuzzFailure("\(sid): a foreground the observer never heard of: \(what)") }
+            } else if foregroundUp[sid] == true {
+                fuzzFailure("\(sid): the observer thinks a foreground is up: \(what)")
+            }
+            for w in s.engine.webViews {
+                let page = s.pages[w.id]
+                if w.connected != (page != nil) { fuzzFailure("\(sid): \(w.id) connected \(w.connected), page \(String(describing: page)): \(what)") }
+                if let page {
+                    guard case .page(let psid, let pw)? = b.clients[page]?.role, psid == sid, pw == w.id else {
+                        fuzzFailure("\(sid): \(w.id)'s page \(page) does not speak for it: \(what)")
+                    }
+                }
+            }
+            // (With a routing configuration a page may wait on a web view of an inactive stack.)
+            for (w, _) in s.pages where s.engine.webView(w) == nil && s.tree?.locate(w) == nil {
+                fuzzFailure("\(sid): a page for \(w), on no stack: \(what)")
+            }
+        }
+        if Set(timers.keys) != liveTimers {
+            fuzzFailure("timers \(timers.keys.sorted { $0.description < $1.description }) for foregrounds \(liveTimers): \(what)")
         }
     }
 
@@ -386,6 +564,29 @@ struct Driver {
 
     // MARK: Frames
 
+    /// A frame of the right shape with a member of the wrong type, missing or added (what
+    /// byte mutations of the raw chunks seldom make).
+    mutating func mistype(_ bytes: [UInt8], _ s: inout Script) -> [UInt8] {
+        guard case .object(var o)? = try? JSONParser.parse(bytes) else { return bytes }
+        let odd: JSONValue = s.pick([.null, true, 0, -1, 1.5, 1e300, "", "W1", [], [1, "a"], [:], ["a": [:]],
+                                     .int(Int64.max), .int(Int64.min), .int(1 << 53 + 1), .string(String(repeating: "z", count: 300))])
+        switch s.byte() % 6 {
+        case 0: o["id"] = s.byte() % 3 == 0 ? nil : odd
+        case 1: o["method"] = s.byte() % 3 == 0 ? nil : odd
+        case 2: o["params"] = odd
+        case 3: o["event"] = s.byte() % 2 == 0 ? .string("back") : odd
+        default:
+            var p = o["params"]?.objectValue ?? [:]
+            if let key = p.keys.sorted().first, s.byte() % 2 == 0 {
+                p[key] = odd
+            } else {
+                p[s.pick(["protocol", "role", "session", "webview", "token", "url", "handles", "events", "title", "action", "tab"])] = odd
+            }
+            o["params"] = .object(p)
+        }
+        return Array(JSONValue.object(o).jsonString.utf8)
+    }
+
     mutating func someSession(_ s: inout Script) -> String {
         let current = bridge.sessionIDs
         switch s.byte() % 8 {
@@ -396,6 +597,11 @@ struct Driver {
     }
 
     mutating func someURL(_ s: inout Script) -> String {
+        if routed, s.byte() % 5 < 3 {
+            let n = s.byte()
+            return s.pick(["http://h/app/home", "http://h/app/search", "tt://products/\(n)", "tt://cart", "tt://settings",
+                           "os://search", "tt://account", "http://h/app/help/\(n)", "https://elsewhere.example/", "tt://nope/x"])
+        }
         let n = s.byte()
         switch n % 12 {
         case 0: return "http://h/app/\(n)"
@@ -434,8 +640,9 @@ struct Driver {
             }
         case "page"?:
             name = s.pick(["pwa-navigate", "pwa-navigate", "pwa-rendered", "pwa-rendered", "back", "navigate", "ping",
-                           "pwa-navigated", "cart.add", "hello", "session.list"])
+                           "pwa-navigated", "cart.add", "hello", "session.list"] + (routed ? ["deeplink.open", "back"] : []))
             switch name {
+            case "deeplink.open": params["url"] = .string(someURL(&s))
             case "pwa-navigate":
                 if s.byte() % 5 != 0 { params["url"] = .string(someURL(&s)) }
                 if s.byte() % 3 == 0 { params["title"] = .string("T\(s.byte())") }
@@ -448,8 +655,27 @@ struct Driver {
             name = s.pick(["session.create", "session.list", "session.get", "session.close", "session.subscribe",
                            "session.unsubscribe", "navigation.navigateToUrl", "navigation.navigateToUrl", "navigation.back",
                            "navigation.canGoBack", "navigation.popToRoot", "ping", "bogus",
-                           "webview.evaluate", "webview.click", "session.screenshot", "placeholder.snapshot"])
+                           "webview.evaluate", "webview.click", "session.screenshot", "placeholder.snapshot"]
+                          + (routed ? ["router.get", "router.perform", "router.perform", "router.perform", "router.selectTab",
+                                       "deeplink.open", "router.resolve", "navigation.back"] : []))
             switch name {
+            case "router.get":
+                params["session"] = .string(someSession(&s))
+            case "router.perform":
+                params["session"] = .string(someSession(&s))
+                let url = JSONValue.string(someURL(&s))
+                params["action"] = s.pick(["goBack", "goBack", "popToTop", "resetHome", "openDrawer", "toggleDrawer", "bogus",
+                                           ["type": "push", "url": url], ["type": "navigate", "url": url],
+                                           ["type": "replace", "url": url], ["type": "pop", "count": .int(Int64(s.byte() % 3))]])
+            case "router.selectTab":
+                params["session"] = .string(someSession(&s))
+                params["tab"] = .string(s.pick(["home", "search", "account", "nope"]))
+            case "deeplink.open":
+                params["session"] = .string(someSession(&s))
+                params["url"] = .string(someURL(&s))
+                if s.byte() % 3 == 0 { params["context"] = ["n": .int(Int64(s.byte()))] }
+            case "router.resolve":
+                params["url"] = .string(someURL(&s))
             case "session.create":
                 if s.byte() % 3 != 0 { params["url"] = .string(someURL(&s)) }
                 if s.byte() % 2 == 0 { params["browser"] = true }

@@ -33,7 +33,7 @@ public actor BrowserHost {
     }
 
     struct Browser {
-        var process: ChromiumProcess
+        var process: any BrowserProcess
         var cdp: CDPConnection
         var generation: Int
         var userAgent: String
@@ -45,6 +45,7 @@ public actor BrowserHost {
 
     public let options: BrowserOptions
     private let emit: @Sendable (BrowserEvent) -> Void
+    private let launcher: BrowserLauncher
     private var browser: Browser?
     private var generation = 0
     private var starting: Task<Browser, any Error>?
@@ -72,8 +73,12 @@ public actor BrowserHost {
     /// The running Chromium's DevTools url (`options.devtools`), readable from any thread.
     private nonisolated let devtoolsURLBox = SharedValue<String?>(nil)
 
-    public init(options: BrowserOptions = BrowserOptions(), events: @escaping @Sendable (BrowserEvent) -> Void) {
+    /// `launcher` starts the browser (Chromium on its pipe; tests pass a fake that plays
+    /// Chromium's side by script). `events` receives what the owner must act on.
+    public init(options: BrowserOptions = BrowserOptions(), launcher: @escaping BrowserLauncher = BrowserHost.chromium,
+                events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.options = options
+        self.launcher = launcher
         self.emit = events
         signal(SIGPIPE, SIG_IGN)
     }
@@ -88,10 +93,11 @@ public actor BrowserHost {
         generation += 1
         let gen = generation
         let options = self.options
+        let launcher = self.launcher
         let task = Task<Browser, any Error> {
-            let extra = options.extraArguments + (options.devtools ? DevToolsPort.arguments : [])
-            let process = try ChromiumProcess.launch(executable: options.chromium, extraArguments: extra)
-            let cdp = CDPConnection(writeFD: process.commandFD, readFD: process.eventFD) { [weak self] in
+            let launched = try launcher(options)
+            let process = launched.process
+            let cdp = CDPConnection(transport: launched.transport) { [weak self] in
                 Task { await self?.browserClosed(generation: gen) }
             }
             Task { [weak self] in
@@ -105,7 +111,7 @@ public actor BrowserHost {
                 if !options.userAgentSuffix.isEmpty { ua += " " + options.userAgentSuffix }
                 var devtoolsURL: String?
                 if options.devtools {
-                    devtoolsURL = try await DevToolsPort.discover(profile: process.profileDirectory, timeout: options.startTimeoutSeconds)
+                    devtoolsURL = try await process.devToolsURL(timeout: options.startTimeoutSeconds)
                 }
                 return Browser(process: process, cdp: cdp, generation: gen, userAgent: ua, baseUserAgent: base, devtoolsURL: devtoolsURL)
             } catch {
@@ -156,12 +162,23 @@ public actor BrowserHost {
             emit(.browserCrashed(sessions: sessions))
             // With a DevTools port, a Chromium is always there for a framework to attach to
             // (a new one, on a new port: `devtoolsURL` names it).
-            if options.devtools { Task { _ = try? await self.ensureBrowser() } }
+            if options.devtools { Task { await self.restartAfterCrash() } }
+        }
+    }
+
+    /// `options.devtools`: a new Chromium after one went away, so that a DevTools client has one
+    /// to attach to. When it cannot start, the owner hears `.restartFailed` (the daemon logs it);
+    /// the next browser session tries again.
+    private func restartAfterCrash() async {
+        do {
+            _ = try await ensureBrowser()
+        } catch {
+            if !shuttingDown { emit(.restartFailed(reason: "\(error)")) }
         }
     }
 
     /// Stops `process` on a thread of its own (it blocks) and removes its profile directory.
-    private func retire(_ process: ChromiumProcess, generation gen: Int, graceSeconds: Double) {
+    private func retire(_ process: any BrowserProcess, generation gen: Int, graceSeconds: Double) {
         let task = Task<Void, Never> {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 Thread.detachNewThread {

@@ -120,4 +120,7 @@ public enum BrowserEvent: Sendable, Equatable {
     case tabCrashed(session: String, webview: ItemID)
     /// Chromium itself went away; every tab of these sessions is gone.
     case browserCrashed(sessions: [String])
+    /// With `BrowserOptions.devtools`, no new Chromium could be started after one went away
+    /// (`reason`: why): no DevTools url until the next browser session starts one.
+    case restartFailed(reason: String)
 }

@@ -43,37 +43,50 @@ struct CDPEvent: Sendable {
     var sessionId: String?
 }
 
-/// The DevTools protocol over Chromium's pipe: NUL-framed JSON both ways.
+/// The seam between the browser host and Chromium: whole DevTools messages both ways, the way
+/// puppeteer's `ConnectionTransport` is. `CDPPipe` is Chromium's `--remote-debugging-pipe`;
+/// tests put a fake in its place that plays Chromium's side by script (`Tests/BridgeBrowserFakes`,
+/// docs/ARCHITECTURE.md "Testing the browser layer without Chromium").
 ///
-/// One reader thread parses what Chromium writes: replies resume their caller (matched by
-/// `id`), events go to `events` in arrival order with their `sessionId`. Every call has a
-/// timeout. Writes happen on the caller's thread under a lock; the caller is never the
-/// WebSocket service thread.
+/// The transport knows no ids and no methods: `CDPConnection` above it matches replies to
+/// calls, applies timeouts and turns the rest into events.
+public protocol CDPTransport: AnyObject, Sendable {
+    /// Starts delivery, once, before the first `send`: `receive` gets each message the browser
+    /// writes (one JSON object's text, no framing), in the order written, one at a time;
+    /// `closed` is called once when the browser's side is gone (it exited, crashed or closed
+    /// its end), after the last `receive`. From then on `send` returns false.
+    func start(receive: @escaping @Sendable ([UInt8]) -> Void, closed: @escaping @Sendable () -> Void)
+    /// Sends one message (a JSON object's text, no framing). False when the browser's side is
+    /// gone and the message was not sent.
+    func send(_ message: consuming [UInt8]) -> Bool
+}
+
+/// The DevTools protocol over a `CDPTransport`.
+///
+/// Replies resume their caller (matched by `id`), events go to `events` in arrival order with
+/// their `sessionId`. Every call has a timeout. Sends happen on the caller's thread; the caller
+/// is never the WebSocket service thread.
 final class CDPConnection: @unchecked Sendable {
-    private let writeFD: Int32
-    private let readFD: Int32
+    private let transport: any CDPTransport
     private let lock = NSLock()
     private var nextId: Int64 = 1
     private var pending: [Int64: CheckedContinuation<JSONValue, any Error>] = [:]
     private var closed = false
-    private let writeLock = NSLock()
     let events: AsyncStream<CDPEvent>
     private let eventSink: AsyncStream<CDPEvent>.Continuation
-    /// Called once on the reader thread when Chromium closes its end (exit or crash).
+    /// Called once when the transport closes (Chromium exited or crashed).
     private let onClose: @Sendable () -> Void
 
-    init(writeFD: Int32, readFD: Int32, onClose: @escaping @Sendable () -> Void) {
-        self.writeFD = writeFD
-        self.readFD = readFD
+    init(transport: any CDPTransport, onClose: @escaping @Sendable () -> Void) {
+        self.transport = transport
         self.onClose = onClose
         (events, eventSink) = AsyncStream.makeStream(of: CDPEvent.self)
-        let thread = Thread { [self] in readLoop() }
-        thread.name = "bridged-cdp-reader"
-        thread.start()
+        transport.start(receive: { [self] in dispatch($0) }, closed: { [self] in transportClosed() })
     }
 
     /// Sends `method` and waits for its reply's `result`; throws `BrowserError.browser` with the
-    /// browser's message on an error reply, `.timeout` after `timeout` seconds.
+    /// browser's message on an error reply, `.timeout` after `timeout` seconds,
+    /// `.disconnected` when the browser is gone.
     func call(_ method: String, _ params: JSONObject = [:], session: String? = nil, timeout: Double = 10) async throws -> JSONValue {
         var message = JSONObject()
         let id: Int64 = lock.withLock {
@@ -84,8 +97,7 @@ final class CDPConnection: @unchecked Sendable {
         message["method"] = .string(method)
         message["params"] = .object(params)
         if let session { message["sessionId"] = .string(session) }
-        var bytes = JSONValue.object(message).serialized()
-        bytes.append(0)
+        let bytes = JSONValue.object(message).serialized()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
             let accepted: Bool = lock.withLock {
                 if closed { return false }
@@ -99,7 +111,7 @@ final class CDPConnection: @unchecked Sendable {
             DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
                 self?.fail(id, with: .timeout(method))
             }
-            if !writeAll(bytes) { fail(id, with: .disconnected) }
+            if !transport.send(bytes) { fail(id, with: .disconnected) }
         }
     }
 
@@ -108,56 +120,22 @@ final class CDPConnection: @unchecked Sendable {
         continuation?.resume(throwing: error)
     }
 
-    private func writeAll(_ bytes: [UInt8]) -> Bool {
-        writeLock.lock(); defer { writeLock.unlock() }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { write(writeFD, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
-        }
-        return true
-    }
-
     var isClosed: Bool { lock.withLock { closed } }
 
-    private func readLoop() {
-        var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            var start = buffer.count
-            buffer.append(contentsOf: chunk[0..<n])
-            var consumed = 0
-            // Every NUL ends one message.
-            while let nul = buffer[start...].firstIndex(of: 0) {
-                dispatch(buffer[consumed..<nul])
-                consumed = nul + 1
-                start = consumed
-            }
-            if consumed > 0 { buffer.removeFirst(consumed) }
-        }
-        close(readFD)
+    private func transportClosed() {
         let waiting: [CheckedContinuation<JSONValue, any Error>] = lock.withLock {
             closed = true
             let all = Array(pending.values)
             pending.removeAll()
             return all
         }
-        // The write end stays open until now so that no descriptor number is reused meanwhile.
-        writeLock.withLock { _ = close(writeFD) }
         waiting.forEach { $0.resume(throwing: BrowserError.disconnected) }
         eventSink.finish()
         onClose()
     }
 
-    private func dispatch(_ bytes: ArraySlice<UInt8>) {
-        guard let value = try? JSONParser.parse(Array(bytes), maxDepth: 200), case .object(let object) = value else { return }
+    private func dispatch(_ bytes: [UInt8]) {
+        guard let value = try? JSONParser.parse(bytes, maxDepth: 200), case .object(let object) = value else { return }
         if let id = object["id"]?.intValue {
             guard let continuation = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
             if let error = object["error"] {

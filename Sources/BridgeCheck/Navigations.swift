@@ -23,7 +23,10 @@ public enum Navigations {
     /// The navigations of a log (every history push and replace of a page, announced or not,
     /// every new web view, every back of the host), with the findings of the same step and web
     /// view as verdicts.
-    public static func rows(_ log: [Observation], findings: [Finding]) -> [NavigationRow] {
+    ///
+    /// hotwire-native: the history changes of a native back's restore visit (Turbo pushes the
+    /// restored url) are part of that back's row, not rows of their own.
+    public static func rows(_ log: [Observation], findings: [Finding], profile: CheckProfile = .astro) -> [NavigationRow] {
         var rows: [NavigationRow] = []
         var current: [String: String] = [:]
         var sent: [String: (Double, Int)] = [:]  // web view -> (time sent, row)
@@ -72,6 +75,11 @@ public enum Navigations {
                     rows[r].replyMs = ((o.t - t) * 10).rounded() / 10
                 }
             case .history(let how, let url):
+                if profile == .hotwireNative, how != .pop,
+                   rows.contains(where: { $0.kind == .back && $0.step == o.step && $0.webview == w }) {
+                    current[w] = url
+                    continue
+                }
                 switch how {
                 case .push, .replace:
                     if let r = announced.removeValue(forKey: w) {
@@ -101,11 +109,40 @@ public enum Navigations {
                 break
             }
         }
+        if profile == .hotwireNative { visitTimes(log, &rows) }
         for i in rows.indices {
             let ids = orderedUnique(findings.filter { $0.step == rows[i].step && ($0.webview == rows[i].webview || $0.webview.isEmpty) }.map(\.rule))
             if !ids.isEmpty { rows[i].verdict = ids.joined(separator: ",") }
         }
         return rows
+    }
+
+    /// hotwire-native: a row's render time is its Turbo visit's, `visitStarted` to
+    /// `visitRendered` (controller clock): the visit of the row's url for a push or replace, the
+    /// restore visit for a back; the first visit of each step and web view matches once.
+    static func visitTimes(_ log: [Observation], _ rows: inout [NavigationRow]) {
+        struct Visit { var step: Int; var webview: String; var url: String; var ms: Int?; var taken = false }
+        var visits: [Visit] = []
+        var started: [String: (Int, Double)] = [:]  // identifier -> (index in visits, time)
+        for o in log {
+            guard case .turbo(let name, let id?, let location, _, _, _) = o.kind else { continue }
+            if name == "visitStarted" {
+                started[id] = (visits.count, o.t)
+                visits.append(Visit(step: o.step, webview: o.webview, url: location ?? ""))
+            } else if name == "visitRendered", let (k, t) = started.removeValue(forKey: id) {
+                visits[k].ms = Int((o.t - t).rounded())
+            }
+        }
+        for r in rows.indices where rows[r].renderMs == nil {
+            let row = rows[r]
+            let k = visits.firstIndex { v in
+                !v.taken && v.ms != nil && v.step == row.step && v.webview == row.webview
+                    && (row.kind == .back || Rules.comparable(v.url) == Rules.comparable(row.to))
+            }
+            guard let k else { continue }
+            visits[k].taken = true
+            rows[r].renderMs = visits[k].ms
+        }
     }
 
     /// The item ids of a stack in the seed's notation (`P1 W1(*P)~` → `P1`, `W1`).

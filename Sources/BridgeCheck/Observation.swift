@@ -51,6 +51,19 @@ public struct Observation: Equatable, Sendable {
         case location(url: String, title: String)
         /// A step began (`description` as the step reads).
         case step(description: String)
+        // Hotwire Native sessions (`--profile hotwire-native`), controller side.
+        /// A Turbo adapter message (`hotwire.message`): its name and the fields the rules read
+        /// (the visit's `identifier`, `location`, `action`, a failure's `statusCode`, an
+        /// `errorRaised`'s `error`).
+        case turbo(name: String, identifier: String?, location: String?, action: String?, statusCode: Int?, error: String?)
+        /// A bridge component's message (`bridge.message`): `ignored` with the daemon's reason
+        /// when native would drop it (its `data.metadata.url` is not the web view's url).
+        case bridgeMessage(component: String, event: String, url: String?, ignored: Bool, reason: String?)
+        // Page side (page clock).
+        /// The page began loading another document of the app (a navigation that was not a
+        /// Turbo visit: `data-turbo="false"`, `location.href = …`, a form Turbo did not take):
+        /// the url and what began it (`a#plain[data-turbo=false]`, `script`).
+        case documentLoad(url: String, via: String)
     }
 }
 

@@ -52,6 +52,8 @@ public struct CheckReport: Sendable {
     public var states: [State]?
     /// The screen once the start page settled, a `data:` URI.
     public var startScreenshot: String?
+    /// `--profile`: which rules were judged.
+    public var profile: CheckProfile = .astro
 
     public init(url: String, steps: [StepResult], findings: [Finding], rows: [NavigationRow], budgetMs: Int?, seconds: Double, states: [State]? = nil, startScreenshot: String? = nil) {
         self.startScreenshot = startScreenshot
@@ -67,7 +69,7 @@ public struct CheckReport: Sendable {
     /// The rules evaluated in this run (render-budget only with a budget, nothing-explored only
     /// when exploring).
     public var rules: [Rule] {
-        Rule.all.filter { ($0 != .renderBudget || budgetMs != nil) && ($0 != .nothingExplored || states != nil) }
+        profile.rules.filter { ($0 != .renderBudget || budgetMs != nil) && ($0 != .nothingExplored || states != nil) }
     }
 
     /// What went wrong while a state was reached and left: its steps' failures and findings.
@@ -112,7 +114,7 @@ public struct CheckReport: Sendable {
         }
         var advised = Set<String>()
         for f in findings where advised.insert(f.rule).inserted {
-            if let a = Rule.all.first(where: { $0.id == f.rule })?.advice { out.append("to fix \(f.rule): \(a.text)") }
+            if let a = Rule.named(f.rule)?.advice { out.append("to fix \(f.rule): \(a.text)") }
         }
         out.append(passed
                    ? "app-aware: \(rules.count) rules kept over \(rows.count) navigation\(rows.count == 1 ? "" : "s") and \(steps.count) step\(steps.count == 1 ? "" : "s")"
@@ -198,6 +200,7 @@ public struct CheckReport: Sendable {
 
             """
         h += passed ? "<p class=\"ok\"><b>app-aware</b></p>\n" : "<p class=\"bad\"><b>NOT app-aware</b></p>\n"
+        if profile != .astro { h += "<p>profile <code>\(profile.rawValue)</code>: judged by its rules</p>\n" }
         h += "<h2>Navigations</h2><table><tr><th>step</th><th>web view</th><th>kind</th><th>from</th><th>to</th><th>reply ms</th><th>render ms</th><th>verdict</th></tr>\n"
         for r in rows {
             h += "<tr><td>\(r.step < 0 ? "-" : "\(r.step + 1)")</td><td>\(xml(r.webview))</td><td>\(r.kind.rawValue)</td><td>\(xml(r.from))</td><td>\(xml(r.to))</td><td>\(r.replyMs.map { "\($0)" } ?? "-")</td><td>\(r.renderMs.map { "\($0)" } ?? "-")</td><td class=\"\(r.verdict == "ok" ? "ok" : "bad")\">\(xml(r.verdict))</td></tr>\n"

@@ -25,7 +25,10 @@ public struct Rule: Equatable, Sendable {
                                      renderBudget, nothingExplored]
 
     /// What to change in the app when the rule is broken, and a short snippet.
-    public var advice: (text: String, snippet: String)? { Rule.advice[id] }
+    public var advice: (text: String, snippet: String)? { Rule.advice[id] ?? Rule.hotwireAdvice[id] }
+
+    /// The rule of that id, of any profile.
+    public static func named(_ id: String) -> Rule? { every.first { $0.id == id } }
 
     static let navigationHook = """
         // In the router's navigation hook (react-router, vue-router, Turbo, …), for a new entry only:
@@ -94,15 +97,31 @@ public struct RuleOptions: Equatable, Sendable {
     /// The app's origin (`http://host:port`); navigations to other http(s) origins inside a web
     /// view are traps.
     public var appOrigin: String
+    /// `--profile`: which rules apply (`Rule.all` for astro, `Rule.hotwire` for hotwire-native).
+    public var profile: CheckProfile
+    /// hotwire-native: how long a Turbo visit may take to render (`--timeout-s`), in ms.
+    public var visitTimeoutMs: Double
 
-    public init(appOrigin: String, budgetMs: Int? = nil) {
+    public init(appOrigin: String, budgetMs: Int? = nil, profile: CheckProfile = .astro, visitTimeoutMs: Double = 30_000) {
         self.appOrigin = appOrigin
         self.budgetMs = budgetMs
+        self.profile = profile
+        self.visitTimeoutMs = visitTimeoutMs
     }
+}
+
+/// The native shell an app is checked for (`--profile`).
+public enum CheckProfile: String, Sendable, CaseIterable {
+    case astro
+    case hotwireNative = "hotwire-native"
+
+    /// The rules judged under this profile.
+    public var rules: [Rule] { self == .astro ? Rule.all : Rule.hotwire }
 }
 
 public enum Rules {
     public static func evaluate(_ log: [Observation], options: RuleOptions) -> [Finding] {
+        if options.profile == .hotwireNative { return HotwireRules.evaluate(log, options: options) }
         var out: [Finding] = []
         out += historyRules(log)
         out += foregroundRules(log, options: options)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import BridgeBrowser
 import BridgeCheck
+import BridgeProtocol
 import Foundation
 
 #if canImport(Glibc)
@@ -20,7 +21,9 @@ struct CheckCommand: ParsableCommand {
             Exit status: 0 the app is app-aware (no rule broken, every step held), 1 a rule is \
             broken, a step failed or exploring reached nothing but the start page, 2 the check \
             could not run (bad arguments, page unreachable, the start page answered an HTTP error \
-            or did not load, no Chromium). The rules and the steps format are in docs/CHECK.md.
+            or did not load, no Chromium, the connection to its own daemon was lost). With \
+            --profile hotwire-native the app is a Turbo app in a Hotwire Native shell, judged by \
+            that profile's rules. The rules and the steps format are in docs/CHECK.md.
             """)
 
     @Argument(help: ArgumentHelp("The app's start page (http or https).", valueName: "url"))
@@ -65,7 +68,18 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The native shell the app is written for: astro or hotwire-native.", valueName: "name"))
     var profile: String = "astro"
 
-    static let profiles = ["astro", "hotwire-native"]
+    @Option(help: "With --profile hotwire-native: ios (default) or android.")
+    var platform: String?
+
+    @Option(name: .customLong("path-configuration"),
+            help: "With --profile hotwire-native: the path configuration, a JSON file or an http(s) URL the app serves.")
+    var pathConfiguration: String?
+
+    @Option(name: .customLong("bridge-components"),
+            help: "With --profile hotwire-native: the bridge components native registers, space-separated, e.g. \"form menu\".")
+    var bridgeComponents: String?
+
+    static let profiles = CheckProfile.allCases.map(\.rawValue)
 
     static let maxStatesLimit = 1000
 
@@ -81,7 +95,17 @@ struct CheckCommand: ParsableCommand {
         if let b = budgetMs, b < 1 { throw fail("--budget-ms must be at least 1 (got \(b))") }
         guard (1...Self.maxStatesLimit).contains(maxStates) else { throw fail("--max-states must be between 1 and \(Self.maxStatesLimit) (got \(maxStates))") }
         guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
-        guard Self.profiles.contains(profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
+        guard let checkProfile = CheckProfile(rawValue: profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
+        let sessionParams: JSONObject
+        do {
+            sessionParams = try ProfileOptions.params(profile: profile, platform: platform, pathConfiguration: pathConfiguration,
+                                                      bridgeComponents: bridgeComponents)
+        } catch let e as ValidationError {
+            throw fail(e.message.replacingOccurrences(of: "'platform' needs", with: "--platform needs")
+                .replacingOccurrences(of: "'bridgeComponents' needs", with: "--bridge-components needs")
+                .replacingOccurrences(of: "'pathConfiguration' needs", with: "--path-configuration needs")
+                .replacingOccurrences(of: "'--path-configuration' needs", with: "--path-configuration needs"))
+        }
         if let viewport, BrowserOptions.parseViewport(viewport) == nil {
             throw fail("--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
         }
@@ -124,7 +148,8 @@ struct CheckCommand: ParsableCommand {
         }
         var options = CheckOptions(url: url, steps: parsedSteps, budgetMs: budgetMs, maxStates: maxStates, host: "127.0.0.1", port: daemon.port)
         options.timeout = Double(timeoutS)
-        options.profile = profile
+        options.profile = checkProfile
+        options.sessionParams = sessionParams
         let result: CheckReport
         do {
             result = try CheckRunner(options).run()

@@ -42,7 +42,7 @@ extension DaemonOptions {
     /// (so that `GET /api/devtools` answers as soon as `listening on …` is printed). When
     /// Chromium cannot start, `ready` is not called, the daemon stops and `run` fails (exit
     /// status 1). Call from `onStart`.
-    func whenReady(_ daemon: Daemon, failure: DevToolsFailure, _ ready: @escaping (_ devtools: String?) -> Void) {
+    func whenReady(_ daemon: Daemon, failure: StartupFailure, _ ready: @escaping (_ devtools: String?) -> Void) {
         guard devtools else { return ready(nil) }
         let box = ServiceThreadOnly(ready)
         daemon.startDevTools { [remote = daemon.remote] result in
@@ -58,13 +58,13 @@ extension DaemonOptions {
 
     /// Runs `daemon` until a signal ends it: SIGINT stops at once; SIGTERM drains first
     /// (`--drain-ms`; a second SIGTERM stops at once).
-    func run(_ daemon: Daemon, logger: Logger, devtoolsFailure: DevToolsFailure? = nil) throws {
+    func run(_ daemon: Daemon, logger: Logger, startupFailure: StartupFailure? = nil) throws {
         let interrupt = SignalHandlers(signals: [SIGINT]) { [remote = daemon.remote] in remote.stop() }
         let terminate = SignalHandlers(signals: [SIGTERM]) { [remote = daemon.remote, ms = drainMs] in remote.drain(milliseconds: ms) }
         try withExtendedLifetime((interrupt, terminate)) {
             try daemon.run()
         }
-        if let message = devtoolsFailure?.message {
+        if let message = startupFailure?.message {
             Stderr.writeLine("bridged: \(message)")
             throw ExitCode(1)
         }
@@ -78,7 +78,9 @@ struct ServiceThreadOnly<T>: @unchecked Sendable {
     init(_ value: T) { self.value = value }
 }
 
-/// Why `--devtools` stopped the daemon, set on the service thread and read after it ends.
-final class DevToolsFailure: @unchecked Sendable {
+/// Why the daemon stopped before it served what it was asked to (`--devtools` could not start
+/// Chromium, `bridged open` could not open its session): set on the service thread, read after
+/// it ends; `run` then exits with status 1, saying it on stderr.
+final class StartupFailure: @unchecked Sendable {
     var message: String?
 }

@@ -23,6 +23,12 @@ struct ProfileOptions: ParsableArguments {
     /// The profile's `session.create` params (empty without `--profile`), checked as
     /// `session.create` checks them.
     func profileParams() throws -> JSONObject {
+        try Self.params(profile: profile, platform: platform, pathConfiguration: pathConfiguration, bridgeComponents: bridgeComponents)
+    }
+
+    /// The `session.create` params of these options (`bridged open`, `bridged check`), checked
+    /// as `session.create` checks them; a file that cannot be read or is not JSON is refused.
+    static func params(profile: String?, platform: String?, pathConfiguration: String?, bridgeComponents: String?) throws -> JSONObject {
         var params = JSONObject()
         if let profile { params["profile"] = .string(profile) }
         if let platform { params["platform"] = .string(platform) }

@@ -13,7 +13,8 @@ struct OpenCommand: ParsableCommand {
             Takes every option of `serve`. The first line on stdout is `listening on URL`; the next \
             ones name the dashboard, where the session's stack shows. Needs Chromium (Debian \
             package 'chromium', or --chromium PATH). With --devtools, a line `devtools ws://…` \
-            follows the dashboard's (docs/PLAYWRIGHT.md).
+            follows the dashboard's (docs/PLAYWRIGHT.md). When the session cannot be opened (URL \
+            longer than --max-url-bytes, --max-sessions reached), it says why and exits with status 1.
             """)
 
     @Argument(help: "The page to open, e.g. http://127.0.0.1:8787/app/astro.html.")
@@ -34,7 +35,7 @@ struct OpenCommand: ParsableCommand {
         let (daemon, config, logger) = try options.makeDaemon()
         let url = self.url
         let params = try profile.profileParams()
-        let failure = DevToolsFailure()
+        let failure = StartupFailure()
         daemon.onStart = { [unowned daemon, options] port in
             options.whenReady(daemon, failure: failure) { devtools in
                 let origin = config.transport.displayURL(port: port)
@@ -43,9 +44,15 @@ struct OpenCommand: ParsableCommand {
                 if let devtools { Stdout.writeLine("devtools \(devtools)") }
                 let what = params["profile"]?.stringValue.map { "a \($0) browser session" } ?? "a browser session"
                 Stdout.writeLine("opening \(url) in \(what)")
-                daemon.openBrowserSession(url: url, profile: params)
+                do throws(ProtocolError) {
+                    try daemon.openBrowserSession(url: url, profile: params)
+                } catch {
+                    // Logged by the daemon; `run` says it on stderr and exits with status 1.
+                    failure.message = "cannot open \(url): \(error.message)"
+                    daemon.remote.stop()
+                }
             }
         }
-        try options.run(daemon, logger: logger, devtoolsFailure: failure)
+        try options.run(daemon, logger: logger, startupFailure: failure)
     }
 }

@@ -17,7 +17,7 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
-        let failure = DevToolsFailure()
+        let failure = StartupFailure()
         // Called on the service thread once the listener accepts connections.
         daemon.onStart = { [unowned daemon, options] port in
             options.whenReady(daemon, failure: failure) { devtools in
@@ -25,6 +25,6 @@ struct ServeCommand: ParsableCommand {
                 if let devtools { Stdout.writeLine("devtools \(devtools)") }
             }
         }
-        try options.run(daemon, logger: logger, devtoolsFailure: failure)
+        try options.run(daemon, logger: logger, startupFailure: failure)
     }
 }

@@ -1,4 +1,5 @@
 import BridgeBrowser
+import BridgeBrowserFakes
 import BridgeProtocol
 import Foundation
 import XCTest
@@ -7,31 +8,8 @@ import XCTest
 import Glibc
 #endif
 
-/// Collects the host's events and lets a test wait for the next one matching a condition.
-final class EventLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var events: [BrowserEvent] = []
-
-    func append(_ event: BrowserEvent) { lock.withLock { events.append(event) } }
-
-    /// Waits (up to `timeout` seconds) for an event satisfying `match`, removing it.
-    func next(timeout: Double = 20, _ match: (BrowserEvent) -> Bool) async throws -> BrowserEvent {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            let found: BrowserEvent? = lock.withLock {
-                guard let i = events.firstIndex(where: match) else { return nil }
-                return events.remove(at: i)
-            }
-            if let found { return found }
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
-        struct Timeout: Error {}
-        XCTFail("no matching event in \(timeout) s; got \(all)")
-        throw Timeout()
-    }
-
-    var all: [BrowserEvent] { lock.withLock { events } }
-}
+/// The host's events, awaited as they arrive (no polling).
+typealias EventLog = Inbox<BrowserEvent>
 
 /// Processes of a process group that are not zombies (read from /proc).
 func liveProcesses(inGroup group: Int32) -> [Int32] {
@@ -70,14 +48,27 @@ final class BrowserHostTests: XCTestCase {
         try await super.tearDown()
     }
 
-    /// Polls an expression in the page until it is true.
-    func waitUntil(_ host: BrowserHost, _ s: String, _ w: ItemID, _ expression: String, timeout: Double = 20) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if (try? await host.evaluate(session: s, webview: w, expression: expression)) == .bool(true) { return }
-            try await Task.sleep(nanoseconds: 20_000_000)
+    /// Waits for the tab's page to have loaded: in the page, for its `load` event. A tab starts
+    /// on about:blank and `openTab` returns with its page on the way; a wait begun in the
+    /// document that goes away ends with it (the browser says the context was destroyed) and is
+    /// begun again in the next one.
+    func loaded(_ host: BrowserHost, _ s: String, _ w: ItemID) async throws {
+        let expression = """
+            new Promise(r => { if (location.href !== "about:blank" && document.readyState === "complete") r(true);
+              else addEventListener("load", () => r(true), {once: true}); })
+            """
+        var documentsLeft = 10
+        while true {
+            do {
+                let value = try await host.evaluate(session: s, webview: w, expression: expression)
+                XCTAssertEqual(value, .bool(true))
+                return
+            } catch BrowserError.browser(let message) where documentsLeft > 0 {
+                // The document the wait began in went away.
+                documentsLeft -= 1
+                _ = message
+            }
         }
-        XCTFail("timed out waiting for \(expression)")
     }
 
     func navigation(_ log: EventLog, _ w: ItemID) async throws -> NavigationRequest {
@@ -105,7 +96,7 @@ final class BrowserHostTests: XCTestCase {
         try await host.createSession("s1")
         let page = dataURL("<meta name='viewport' content='width=device-width'><script>document.title = 'seen:' + (window.__injected || 'no')</script><p>hi</p>")
         try await host.openTab(session: "s1", webview: .webview(1), url: page, script: "window.__injected = 'yes';")
-        try await waitUntil(host, "s1", .webview(1), "document.readyState === 'complete'")
+        try await loaded(host, "s1", .webview(1))
         let title = try await host.evaluate(session: "s1", webview: .webview(1), expression: "document.title")
         XCTAssertEqual(title, .string("seen:yes"), "the injected script runs before the page's own")
         let ua = try await host.evaluate(session: "s1", webview: .webview(1), expression: "navigator.userAgent")
@@ -142,7 +133,7 @@ final class BrowserHostTests: XCTestCase {
             <script>window.alive = 'yes';</script>
             """)
         try await host.openTab(session: "s1", webview: .webview(1), url: page, script: nil)
-        try await waitUntil(host, "s1", .webview(1), "window.alive === 'yes'")
+        try await loaded(host, "s1", .webview(1))
 
         try await host.click(session: "s1", webview: .webview(1), selector: "#link")
         var request = try await navigation(log, .webview(1))
@@ -170,13 +161,14 @@ final class BrowserHostTests: XCTestCase {
         // Same-document changes are the page's own business.
         try await host.click(session: "s1", webview: .webview(1), selector: "#hash")
         _ = try await host.evaluate(session: "s1", webview: .webview(1), expression: "history.pushState({}, '', '#pushed'); 1")
-        try await waitUntil(host, "s1", .webview(1), "location.hash === '#pushed'")
+        let hash = try await host.evaluate(session: "s1", webview: .webview(1), expression: "location.hash")
+        XCTAssertEqual(hash, "#pushed")
         // The page was never left: its state is intact.
         let alive = try await host.evaluate(session: "s1", webview: .webview(1), expression: "window.alive")
         XCTAssertEqual(alive, "yes")
         let tabs = await host.tabCount
         XCTAssertEqual(tabs, 1, "the popup was closed")
-        XCTAssertFalse(log.all.contains { if case .navigationRequested = $0 { return true }; return false }, "\(log.all)")
+        XCTAssertFalse(log.untaken.contains { if case .navigationRequested = $0 { return true }; return false }, "\(log.untaken)")
     }
 
     func testTabsBelowKeepTheirStateAndClosingTheSessionClosesThem() async throws {
@@ -184,7 +176,7 @@ final class BrowserHostTests: XCTestCase {
         let host = makeHost(log)
         try await host.createSession("s1")
         try await host.openTab(session: "s1", webview: .webview(1), url: dataURL("<input id='q'>"), script: nil)
-        try await waitUntil(host, "s1", .webview(1), "!!document.querySelector('#q')")
+        try await loaded(host, "s1", .webview(1))
         try await host.type(session: "s1", webview: .webview(1), selector: "#q", text: "typed here")
         try await host.openTab(session: "s1", webview: .webview(2), url: dataURL("<p>second</p>"), script: nil)
         _ = try await host.screenshot(session: "s1", webview: .webview(2))

@@ -141,3 +141,34 @@ final class ScriptedServer: @unchecked Sendable {
         #expect(CheckPreflight.unreachable("http://127.0.0.1:\(port)/app/")?.contains("Connection refused") == true)
     }
 }
+
+/// A lost connection to the checker's daemon ends the check (exit 2), never hidden as a page
+/// that did not answer.
+@Suite struct DaemonConnectionTests {
+    static func reply(_ id: Int, _ result: String) -> [UInt8] {
+        ScriptedServer.frame(0x1, Array("{\"id\":\(id),\"result\":\(result)}".utf8))
+    }
+
+    @Test func anAnswerWithAnErrorIsSoftALostConnectionIsNot() throws {
+        let server = try ScriptedServer(frames: [])
+        let c = try ControllerClient(host: "127.0.0.1", port: server.port)
+        let none: Int? = try c.soft { throw ControllerClient.CallError(code: "browser-error", message: "no page") }
+        #expect(none == nil)
+        #expect(try c.soft { 7 } == 7)
+        #expect(throws: ClientError.self) { _ = try c.soft { () throws -> Int in throw ClientError("the connection closed") } }
+    }
+
+    @Test func theDaemonGoingAwayMidRunEndsTheCheckSayingSo() throws {
+        // hello, session.create and session.subscribe are answered, then the daemon is gone.
+        let server = try ScriptedServer(frames: [Self.reply(1, "{}"), Self.reply(2, "{\"session\":\"s-1\"}"), Self.reply(3, "{}")])
+        var options = CheckOptions(url: "http://127.0.0.1:9/", steps: [], budgetMs: nil, maxStates: 2, host: "127.0.0.1", port: server.port)
+        options.timeout = 5
+        do {
+            _ = try CheckRunner(options).run()
+            Issue.record("the check ran on")
+        } catch let e as CheckCannotRun {
+            #expect(e.message.hasPrefix("the check stopped: the connection to the checker's own daemon failed ("))
+            #expect(e.message.hasSuffix("the daemon exited or stopped answering, so nothing was judged"))
+        }
+    }
+}

@@ -461,21 +461,3 @@ let envelopeCases: [BadFrame] = [
         #expect(h.request(page.client, "pwa-navigate", ["url": "http://h/app/c"])["result"]?["placeholder"] == "P3")
     }
 }
-
-/// The method enums mirror the contract's tables, and their hand-written name matching agrees
-/// with their raw values.
-@Suite struct MethodTableTests {
-    @Test func namesRoundTrip() {
-        for m in PageMethod.allCases { #expect(PageMethod(rawValue: m.rawValue) == m) }
-        for e in PageEventName.allCases { #expect(PageEventName(rawValue: e.rawValue) == e) }
-        for m in ControllerMethod.all { #expect(ControllerMethod(m.name) == m) }
-        #expect(PageMethod(rawValue: "hello") == nil && PageMethod(rawValue: "Ping") == nil)
-        #expect(ControllerMethod("pwa-navigate") == nil && ControllerMethod("session.nope") == nil)
-        #expect(ControllerMethod.all.map(\.name).sorted() == [
-            "bridge.reply", "deeplink.open", "navigation.back", "navigation.canGoBack", "navigation.navigateToUrl",
-            "navigation.popToRoot", "ping", "router.get", "router.perform", "router.resolve", "router.selectTab",
-            "session.close", "session.create", "session.get", "session.list", "session.subscribe",
-            "session.screenshot", "session.unsubscribe", "placeholder.snapshot", "webview.click", "webview.evaluate", "webview.type",
-        ].sorted())
-    }
-}

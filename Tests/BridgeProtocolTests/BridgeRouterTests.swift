@@ -81,4 +81,29 @@ import Testing
         let ok = h.request(ctl, "deeplink.open", ["session": .string(page.session), "url": "tt://products/1"])
         #expect(ok["result"]?["action"] == "push", "\(ok)")
     }
+
+    /// A web view the router makes has a real token, the one `webview.open` announces and a
+    /// claim must present; the engine's item is never made without one (was `webTokens[id] ?? ""`:
+    /// an empty token, which an empty claim would have matched).
+    @Test func aWebViewTheRouterMakesHasARealToken() {
+        var (h, ctl, page) = Self.routed()
+        let sid = JSONValue.string(page.session)
+        let pushed = h.request(ctl, "deeplink.open", ["session": sid, "url": "tt://products/7"])
+        guard let web = pushed["result"]?["stack"]?.arrayValue?.last?["id"]?.stringValue, web.hasPrefix("W") else {
+            Issue.record("no new web view: \(pushed)"); return
+        }
+        let announced = h.events(ctl, "webview.open").last?["params"]?["token"]?.stringValue ?? ""
+        #expect(announced.count == 32 && announced.allSatisfy(\.isHexDigit), "\(announced)")
+        #expect(h.bridge.engine(of: page.session)?.webView(ItemID(stringLiteral: web))?.token == announced)
+        #expect(h.claim(page.session, web, "").1["error"]?["code"] == "not-allowed")
+        _ = h.claimed(page.session, web, announced)
+
+        // The engine's item of a web view nothing issued a token for yet gets one, kept.
+        var s = h.bridge.sessions[page.session]!
+        let fresh = RouteStackItem(id: "W77", url: "https://shop.example/app/help/x")
+        #expect(s.webTokens["W77"] == nil)
+        let items = h.bridge.engineStack([fresh], &s)
+        guard case .webview(let w)? = items.first else { Issue.record("\(items)"); return }
+        #expect(w.token.count == 32 && w.token == s.webTokens["W77"], "\(w.token)")
+    }
 }

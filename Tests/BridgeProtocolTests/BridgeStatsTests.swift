@@ -5,11 +5,17 @@ import Testing
 @Suite struct BridgeStatsTests {
     @Test func tablesAgree() {
         #expect(BridgeStats.codeCount == BridgeStats.codes.count)
+        // Every method has its row, under its own name; then `other`.
+        #expect(BridgeStats.methods.count == BridgeMethod.allCases.count + 1 && BridgeStats.methods.last == "other")
         for (i, m) in BridgeStats.methods.enumerated() where m != "other" {
-            #expect(BridgeStats.index(of: m) == i, "\(m)")
+            #expect(BridgeStats.index(of: BridgeMethod(name: m)) == i, "\(m)")
         }
-        #expect(BridgeStats.index(of: "no.such") == BridgeStats.methods.count - 1)
-        #expect(BridgeStats.index(of: "pwa-navigatE") == BridgeStats.methods.count - 1)
+        #expect(BridgeStats.index(of: BridgeMethod(name: "no.such")) == BridgeStats.methods.count - 1)
+        #expect(BridgeStats.index(of: BridgeMethod(name: "pwa-navigatE")) == BridgeStats.methods.count - 1)
+        // The browser's methods are counted by name (they were `other` once).
+        for name in ["webview.evaluate", "webview.click", "webview.type", "session.screenshot", "placeholder.snapshot", "bridge.reply"] {
+            #expect(BridgeStats.methods.contains(name), "\(name)")
+        }
     }
 
     static func count(_ h: BridgeHarness, _ method: String, _ code: String) -> Int {
@@ -45,6 +51,19 @@ import Testing
         #expect(latencies.count == 1)
         h.bridge.stats.takeRenderLatencies(into: &latencies)
         #expect(latencies.isEmpty)
+    }
+
+    /// The browser's methods and `bridge.reply` have rows of their own (they were `other`).
+    @Test func everyMethodIsCountedUnderItsName() {
+        var h = BridgeHarness()
+        let ctl = h.controller()
+        let page = h.newPage()
+        h.request(ctl, "webview.evaluate", ["session": .string(page.session), "webview": "W1", "expression": "1"])
+        h.request(ctl, "bridge.reply", ["session": .string(page.session)])
+        h.request(ctl, "no.such")
+        #expect(Self.count(h, "webview.evaluate", "invalid-params") == 1)
+        #expect(Self.count(h, "bridge.reply", "ok") + Self.count(h, "bridge.reply", "invalid-params") == 1)
+        #expect(Self.count(h, "other", "unknown-method") == 1)
     }
 
     @Test func nothingIsCountedWhenOff() {

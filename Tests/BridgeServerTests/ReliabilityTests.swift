@@ -142,12 +142,7 @@ import Testing
         #expect(outcome.wait(forCount: 1, seconds: 60))
         #expect(outcome.all == ["open=false bounded=true compact=true"])
         #expect(TestLog.contains(.warning, "too slow"))
-        var code: UInt16?
-        while code == nil {
-            let f = try client.readFrame()
-            if f.opcode == 8 { code = f.closeCode }
-        }
-        #expect(code == 1008)
+        #expect(try client.readUntilClose() == 1008)
         #expect((service.sync { $0.memoryTrims } ?? 0) >= 1)
     }
 
@@ -200,7 +195,13 @@ import Testing
         let second = ServiceThread(configuration: c)
         #expect(!second.waitStarted())
         #expect(second.waitFinished())
+        guard case .startFailed = second.runError as? TransportError else {
+            Issue.record("expected startFailed, got \(String(describing: second.runError))")
+            return
+        }
         let text = second.runError.map { "\($0)" } ?? ""
         #expect(text.contains("127.0.0.1:\(first.port) is already in use (EADDRINUSE)"), "\(text)")
+        // lws's own error line, routed through the emit callback into swift-log.
+        #expect(TestLog.contains(.error, "lws: ERROR on binding fd"))
     }
 }

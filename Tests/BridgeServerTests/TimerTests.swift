@@ -176,23 +176,6 @@ import Testing
         #expect(service.stop())
         #expect(second.withLock { $0 } == .alreadyRan)
     }
-
-    @Test func bindFailureIsReportedAndLwsLogReachesTheLogger() throws {
-        let first = ServiceThread()
-        #expect(first.waitStarted())
-        defer { first.stop() }
-        var c = ServiceThread.defaultConfiguration()
-        c.port = first.port
-        let second = ServiceThread(configuration: c)
-        #expect(!second.waitStarted())
-        #expect(second.waitFinished())
-        guard case .startFailed = second.runError as? TransportError else {
-            Issue.record("expected startFailed, got \(String(describing: second.runError))")
-            return
-        }
-        // lws's own error line, routed through the emit callback into swift-log.
-        #expect(TestLog.contains(.error, "lws: ERROR on binding fd"))
-    }
 }
 
 @Suite struct TimerHeapTests {

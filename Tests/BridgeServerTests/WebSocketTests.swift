@@ -178,12 +178,7 @@ final class ScriptedDelegate: TransportDelegate {
         #expect(outcome.all == ["open=false bounded=true"])
         #expect(TestLog.contains(.warning, "too slow"))
         // Reading now: the data that was in flight, then the 1008 close.
-        var code: UInt16?
-        while code == nil {
-            let f = try client.readFrame()
-            if f.opcode == 8 { code = f.closeCode }
-        }
-        #expect(code == 1008)
+        #expect(try client.readUntilClose() == 1008)
     }
 
     @Test func stopClosesEveryConnectionWith1001() throws {

@@ -256,6 +256,20 @@ def wait_for_log(d, fragment: str, timeout: float = 30.0) -> bool:
     return False
 
 
+def client_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
+    """A masked client frame. A zero masking key is legal and leaves the payload as it is
+    (cheap for big frames)."""
+    header = bytes([(0x80 if fin else 0) | opcode])
+    n = len(payload)
+    if n < 126:
+        header += bytes([0x80 | n])
+    elif n < 65536:
+        header += bytes([0x80 | 126]) + struct.pack("!H", n)
+    else:
+        header += bytes([0x80 | 127]) + struct.pack("!Q", n)
+    return header + b"\x00\x00\x00\x00" + payload
+
+
 class RawWebSocket:
     """Blocking client with full control over frames. `recv_frame` returns (fin, opcode, payload)."""
 
@@ -288,16 +302,7 @@ class RawWebSocket:
         return cls(daemon.connect_host, daemon.port, **kwargs)
 
     def send_frame(self, opcode: int, payload: bytes, fin: bool = True) -> None:
-        # A zero masking key is legal and leaves the payload as it is (cheap for big frames).
-        header = bytes([(0x80 if fin else 0) | opcode])
-        n = len(payload)
-        if n < 126:
-            header += bytes([0x80 | n])
-        elif n < 65536:
-            header += bytes([0x80 | 126]) + struct.pack("!H", n)
-        else:
-            header += bytes([0x80 | 127]) + struct.pack("!Q", n)
-        self.sock.sendall(header + b"\x00\x00\x00\x00" + payload)
+        self.sock.sendall(client_frame(opcode, payload, fin))
 
     def send_text(self, text: str | bytes) -> None:
         self.send_frame(OP_TEXT, text.encode() if isinstance(text, str) else text)

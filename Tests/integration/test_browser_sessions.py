@@ -554,6 +554,12 @@ def test_open_has_help_and_checks_its_url():
     assert code == 0 and "URL" in out and "--chromium" in out
     code, out, err = run_daemon_expect_exit("open", "ftp://x")
     assert code != 0 and "http://" in err
+    # A session the daemon refuses (here a url longer than --max-url-bytes): it says why and
+    # exits with status 1, rather than serving with nothing open.
+    long = "http://127.0.0.1:9/" + "x" * 100
+    code, out, err = run_daemon_expect_exit("open", "--port", "0", "--max-url-bytes", "64", long)
+    assert code == 1, (code, out, err)
+    assert "cannot open " + long in err and "more than --max-url-bytes (64) allows" in err, err
 
 
 def test_a_crash_disconnects_pages_and_the_next_session_gets_a_new_chromium(daemon_factory, site):

@@ -6,6 +6,7 @@ loopback port; `GET /api/devtools` names it. Playwright for Python (PyPI, no bro
 stack over bridged's protocol; both at once, without conflict.
 """
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -158,6 +159,28 @@ def closed_future(page):
 # ---------------------------------------------------------------------------------------------
 
 
+class Attached:
+    """A controller with one browser session, and Playwright attached to bridged's Chromium."""
+
+    def __init__(self, c, s, start, browser, page):
+        self.c, self.s, self.start, self.browser, self.page = c, s, start, browser, page
+        self.context = browser.contexts[0]
+
+
+@contextlib.asynccontextmanager
+async def attached(d, path, ready):
+    """A browser session at `path` of the daemon `d`, its W1 ready once the JavaScript `ready`
+    is true, and Playwright connected over DevTools with W1's page found; closed at the end."""
+    start = d.url + path
+    c = await controller(d.ws_url)
+    s = await create(c, start)
+    await wait_until(c, s, "W1", ready)
+    async with async_playwright() as p:
+        browser = await p.chromium.connect_over_cdp(d.devtools)
+        yield Attached(c, s, start, browser, await find_page(browser.contexts[0], start))
+        await browser.close()
+
+
 def test_devtools_url_is_announced_and_served_behind_the_token(devtools_daemon):
     d = devtools_daemon("--token", "sekret")
     # Chromium runs from the start, with no browser session yet.
@@ -222,16 +245,10 @@ def test_open_prints_the_devtools_url_and_the_page_is_there(devtools_daemon):
 
 def test_playwright_walks_the_bar_scenario_with_a_controller(devtools_daemon):
     d = devtools_daemon("--static", DEMO)
-    start = d.url + "/app/astro.html"
 
     async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, start)
-        await wait_until(c, s, "W1", "document.body.dataset.renders === '1'")
-        async with async_playwright() as p:
-            browser = await p.chromium.connect_over_cdp(d.devtools)
-            context = browser.contexts[0]
-            page = await find_page(context, start)
+        async with attached(d, "/app/astro.html", "document.body.dataset.renders === '1'") as a:
+            c, s, context, page = a.c, a.s, a.context, a.page
 
             # The PWA's own link, clicked by Playwright: snapshot, placeholder, overlay, rendered.
             await page.click("#astro-deals")
@@ -250,7 +267,7 @@ def test_playwright_walks_the_bar_scenario_with_a_controller(devtools_daemon):
             # W2's page runs the injected client: it is connected for W2.
             await w2.wait_for_function("document.body.dataset.ready === 'true'")
             assert await w2.text_content("#webview") == "W2"
-            assert page.url == start + "?page=deals", "W1's tab stays where it was"
+            assert page.url == a.start + "?page=deals", "W1's tab stays where it was"
             # bridged's own controller methods work on the same tabs meanwhile.
             assert await evaluate(c, s, "W2", "document.getElementById('webview').textContent") == "W2"
             assert (await c.request("session.screenshot", {"session": s}))["mimeType"] == "image/jpeg"
@@ -262,7 +279,6 @@ def test_playwright_walks_the_bar_scenario_with_a_controller(devtools_daemon):
             await asyncio.wait_for(closed, TIMEOUT)
             assert w2.is_closed() and not page.is_closed()
             assert await page.evaluate("document.body.dataset.view") == "deals"
-            await browser.close()
         # Playwright gone: bridged's tabs and session are as they were.
         assert ids((await c.request("session.get", {"session": s}))["stack"]) == "P1 W1"
         assert await evaluate(c, s, "W1", "document.body.dataset.view") == "deals"
@@ -276,16 +292,10 @@ def test_playwright_walks_the_bar_scenario_with_a_controller(devtools_daemon):
 
 def test_go_back_on_a_tabs_first_page_pops_its_web_view(devtools_daemon):
     d = devtools_daemon("--static", DEMO)
-    start = d.url + "/app/classic.html"
 
     async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, start)
-        await wait_until(c, s, "W1", "document.body.dataset.ready === 'true'")
-        async with async_playwright() as p:
-            browser = await p.chromium.connect_over_cdp(d.devtools)
-            context = browser.contexts[0]
-            page = await find_page(context, start)
+        async with attached(d, "/app/classic.html", "document.body.dataset.ready === 'true'") as a:
+            c, s, context, page = a.c, a.s, a.context, a.page
             async with context.expect_page() as info:
                 await page.click("#to-pwa")
             w2 = await info.value
@@ -299,23 +309,17 @@ def test_go_back_on_a_tabs_first_page_pops_its_web_view(devtools_daemon):
             # Back on the root's first page does nothing (nothing is below the root).
             assert await page.go_back() is None
             assert ids((await c.request("session.get", {"session": s}))["stack"]) == "W1"
-            assert not page.is_closed() and page.url == start
-            await browser.close()
+            assert not page.is_closed() and page.url == a.start
 
     run(go())
 
 
 def test_goto_loads_the_url_into_that_web_view(devtools_daemon):
     d = devtools_daemon("--static", DEMO)
-    start = d.url + "/app/astro.html"
 
     async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, start)
-        await wait_until(c, s, "W1", "document.body.dataset.renders === '1'")
-        async with async_playwright() as p:
-            browser = await p.chromium.connect_over_cdp(d.devtools)
-            page = await find_page(browser.contexts[0], start)
+        async with attached(d, "/app/astro.html", "document.body.dataset.renders === '1'") as a:
+            c, s, page = a.c, a.s, a.page
             # The host loading a url into the web view: Playwright's goto succeeds, the stack
             # does not change, and the new document's injected client speaks for W1 again.
             response = await page.goto(d.url + "/app/classic.html?loaded")
@@ -324,26 +328,19 @@ def test_goto_loads_the_url_into_that_web_view(devtools_daemon):
             assert await page.text_content("#webview") == "W1"
             assert ids((await c.request("session.get", {"session": s}))["stack"]) == "W1"
             # The page's own navigations are still stopped: a new web view.
-            async with browser.contexts[0].expect_page():
+            async with a.context.expect_page():
                 await page.evaluate("location.href = '/app/astro.html'")
             await stack_is(c, s, "W1 W2")
-            await browser.close()
 
     run(go())
 
 
 def test_page_route_sees_documents_before_bridged(devtools_daemon):
     d = devtools_daemon("--static", DEMO)
-    start = d.url + "/app/classic.html"
 
     async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, start)
-        await wait_until(c, s, "W1", "document.body.dataset.ready === 'true'")
-        async with async_playwright() as p:
-            browser = await p.chromium.connect_over_cdp(d.devtools)
-            context = browser.contexts[0]
-            page = await find_page(context, start)
+        async with attached(d, "/app/classic.html", "document.body.dataset.ready === 'true'") as a:
+            c, s, context, page = a.c, a.s, a.context, a.page
             seen = []
 
             async def handler(route):
@@ -367,7 +364,6 @@ def test_page_route_sees_documents_before_bridged(devtools_daemon):
             await page.evaluate("location.href = '/app/classic.html?fulfil'")
             await page.wait_for_selector("#x")
             assert ids((await c.request("session.get", {"session": s}))["stack"]) == "W1"
-            await browser.close()
 
     run(go())
 

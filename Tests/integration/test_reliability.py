@@ -10,21 +10,9 @@ import struct
 import slow_reader_rss
 from conftest import (OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, RawWebSocket, http_request,
                       run_daemon_expect_exit)
+from conftest import client_frame as frame
 
 MIB = 1024 * 1024
-
-
-def frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
-    """A masked client frame (zero masking key: the payload goes as it is)."""
-    header = bytes([(0x80 if fin else 0) | opcode])
-    n = len(payload)
-    if n < 126:
-        header += bytes([0x80 | n])
-    elif n < 65536:
-        header += bytes([0x80 | 126]) + struct.pack("!H", n)
-    else:
-        header += bytes([0x80 | 127]) + struct.pack("!Q", n)
-    return header + b"\x00\x00\x00\x00" + payload
 
 
 def request(id_: int, method: str = "ping") -> bytes:

@@ -98,6 +98,35 @@ def test_deep_links_and_router_actions(routed):
     run(scenario())
 
 
+def test_one_back_whoever_asks(routed):
+    """navigation.back and a page's back are router.perform goBack: the drawer closes, a modal
+    of one is dismissed, else the back algorithm (docs/ROUTING.md §4, "One back")."""
+    async def scenario():
+        ws = routed.ws_url
+        ctl = await controller(ws)
+        p = await page(ws, url=routed.url + "/app/")
+        sid = p.hello["session"]
+        # The drawer open: a page's back closes it (the stack stays), navigation.back too.
+        await ctl.request("router.perform", {"session": sid, "action": "openDrawer"})
+        r = await p.request("back")
+        assert r["action"] == "drawer" and r["removed"] == [] and ids(r["stack"]) == "W1"
+        assert (await ctl.request("router.get", {"session": sid}))["tree"]["drawer"] == "closed"
+        await ctl.request("router.perform", {"session": sid, "action": "openDrawer"})
+        r = await ctl.request("navigation.back", {"session": sid})
+        assert r["action"] == "drawer" and ids(r["stack"]) == "W1"
+        # A modal of one (the native cart): navigation.back dismisses it.
+        r = await ctl.request("deeplink.open", {"session": sid, "url": "tt://cart"})
+        assert r["tree"]["active"] == "modal"
+        r = await ctl.request("navigation.back", {"session": sid})
+        assert r["action"] == "dismiss" and ids(r["stack"]) == "W1"
+        assert (await ctl.request("router.get", {"session": sid}))["tree"]["active"] == "tab:home"
+        # A tab's only screen (back_behavior none): nothing.
+        r = await p.request("back")
+        assert r["action"] == "none" and ids(r["stack"]) == "W1"
+
+    run(scenario())
+
+
 def test_page_navigation_goes_through_the_router(routed):
     async def scenario():
         ws = routed.ws_url

@@ -31,6 +31,12 @@ public final class CheckRunner {
     var startLinks: [Link] = []
     var tapped = 0
     var missed: [String] = []
+    /// hotwire-native: the Turbo visit each web view started and has not rendered (nor failed).
+    var visiting: [String: (identifier: String, location: String)] = [:]
+    /// hotwire-native: the answer about the path configuration's server copy (nil: none yet).
+    var pathConfiguration: JSONValue?
+
+    var hotwire: Bool { options.profile == .hotwireNative }
 
     public init(_ options: CheckOptions) throws {
         self.options = options
@@ -74,6 +80,30 @@ public final class CheckRunner {
         case "page.disconnected", "webview.closed":
             connected.remove(w)
             stackStale = true
+            if name == "webview.closed" { visiting[w] = nil }
+        case "hotwire.message":
+            let data = p["data"] ?? .null
+            let name = p["name"]?.stringValue ?? ""
+            let id = data["identifier"]?.stringValue
+            switch name {
+            case "visitStarted":
+                if let id { visiting[w] = (id, data["location"]?.stringValue ?? "") }
+            case "visitRendered", "visitRequestFailed", "visitRequestFailedWithNonHttpStatusCode":
+                if visiting[w]?.identifier == id { visiting[w] = nil }
+            default:
+                break
+            }
+            let status = data["statusCode"]?.intValue.map(Int.init)
+            log.append(Observation(t: now, webview: w, step: step,
+                                   .turbo(name: name, identifier: id, location: data["location"]?.stringValue,
+                                          action: data["options"]?["action"]?.stringValue, statusCode: status, error: data["error"]?.stringValue)))
+        case "bridge.message":
+            log.append(Observation(t: now, webview: w, step: step,
+                                   .bridgeMessage(component: p["component"]?.stringValue ?? "?", event: p["event"]?.stringValue ?? "?",
+                                                  url: p["data"]?["metadata"]?["url"]?.stringValue, ignored: p["ignored"]?.boolValue ?? false,
+                                                  reason: p["reason"]?.stringValue)))
+        case "hotwire.pathConfiguration":
+            pathConfiguration = p
         default:
             break
         }
@@ -103,10 +133,20 @@ public final class CheckRunner {
 
     // MARK: Running
 
+    /// Runs the check. A lost connection to the daemon (it exited, or stopped answering) ends it
+    /// with `CheckCannotRun` (exit 2): nothing is judged on a partial run.
     public func run() throws -> CheckReport {
+        do {
+            return try runChecked()
+        } catch let e as ClientError {
+            throw CheckCannotRun("the check stopped: the connection to the checker's own daemon failed (\(e.message)); the daemon exited or stopped answering, so nothing was judged")
+        }
+    }
+
+    func runChecked() throws -> CheckReport {
         _ = try ctl.call("hello", ["protocol": 1, "role": "controller"])
         try openSession()
-        let startShot = screenshot()
+        let startShot = try screenshot()
         if let steps = options.steps {
             for (i, s) in steps.enumerated() { try perform(s, index: i) }
         } else {
@@ -114,14 +154,16 @@ public final class CheckRunner {
             try explore()
         }
         _ = try settle()
-        var findings = Rules.evaluate(log, options: RuleOptions(appOrigin: Rules.origin(options.url) ?? options.url, budgetMs: options.budgetMs))
+        var findings = Rules.evaluate(log, options: RuleOptions(appOrigin: Rules.origin(options.url) ?? options.url, budgetMs: options.budgetMs,
+                                                                profile: options.profile, visitTimeoutMs: options.timeout * 1000))
         if explored, let why = nothingExplored() {
             findings.insert(Finding(rule: .nothingExplored, step: -1, webview: "W1", t: 0, message: why.message, evidence: why.evidence), at: 0)
         }
-        let report = CheckReport(url: options.url, steps: stepResults, findings: findings, rows: Navigations.rows(log, findings: findings),
+        var report = CheckReport(url: options.url, steps: stepResults, findings: findings, rows: Navigations.rows(log, findings: findings, profile: options.profile),
                                  budgetMs: options.budgetMs, seconds: Date().timeIntervalSince(start), states: explored ? states : nil,
                                  startScreenshot: startShot)
-        _ = try? ctl.call("session.close", ["session": sid])
+        report.profile = options.profile
+        _ = try ctl.soft { try ctl.call("session.close", ["session": sid]) }
         return report
     }
 
@@ -129,21 +171,28 @@ public final class CheckRunner {
     /// judged by what the tab got: a page that did not load, or whose document answered an HTTP
     /// error, stops the check (exit 2).
     func openSession() throws {
-        if !session.isEmpty { _ = try? ctl.call("session.close", ["session": sid]) }
+        if !session.isEmpty { _ = try ctl.soft { try ctl.call("session.close", ["session": sid]) } }
         session = ""
         connected = []
         failed = [:]
         pendingProbes = []
         foregroundUp = nil
+        visiting = [:]
+        pathConfiguration = nil
         let created: JSONValue
+        var params: JSONObject = ["url": .string(options.url), "browser": true]
+        if hotwire {
+            params["profile"] = .string(CheckProfile.hotwireNative.rawValue)
+            for (k, v) in zip(options.sessionParams.keys, options.sessionParams.values) { params[k] = v }
+        }
         do {
-            created = try ctl.call("session.create", ["url": .string(options.url), "browser": true], timeout: 90)
+            created = try ctl.call("session.create", params, timeout: 90)
         } catch let e as ControllerClient.CallError {
             throw CheckCannotRun("the daemon could not open a browser session on \(options.url): \(e.code): \(e.message)")
         }
         session = created["session"]?.stringValue ?? ""
         _ = try ctl.call("session.subscribe", ["session": sid])
-        stack = (try? ctl.call("session.get", ["session": sid]))?["stack"]?.arrayValue ?? []
+        stack = try ctl.soft { try ctl.call("session.get", ["session": sid]) }?["stack"]?.arrayValue ?? []
         log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: "session.create")))
         // The root page connects once the tab loaded it; a tab that shows Chromium's own error
         // page (nothing answered, the connection closed, a TLS error) never will.
@@ -151,7 +200,7 @@ public final class CheckRunner {
         while Date() < deadline, !connected.contains("W1"), failed["W1"] == nil {
             try ctl.pump(min(0.5, max(0, deadline.timeIntervalSinceNow))) { connected.contains("W1") || failed["W1"] != nil }
             if !connected.contains("W1"), failed["W1"] == nil,
-               let href = (try? evaluate("W1", "location.href"))?.stringValue, href.hasPrefix("chrome-error:") {
+               let href = try ctl.soft({ try evaluate("W1", "location.href") })?.stringValue, href.hasPrefix("chrome-error:") {
                 failed["W1"] = "the browser shows its error page (nothing answered, the connection closed, or a TLS error)"
             }
         }
@@ -161,9 +210,19 @@ public final class CheckRunner {
         guard connected.contains("W1") else {
             throw CheckCannotRun("the start page \(options.url) did not connect within \(Int(options.timeout)) s (it did not load in the browser — an HTTP error without a page, a TLS or network error — or the page client could not reach the daemon)")
         }
-        if let v = try? evaluate("W1", PageProbe.status), let status = v["status"]?.intValue, status >= 400 {
+        if let v = try ctl.soft({ try evaluate("W1", PageProbe.status) }), let status = v["status"]?.intValue, status >= 400 {
             let title = v["title"]?.stringValue ?? ""
             throw CheckCannotRun("the start page \(options.url) answered HTTP \(status) in the browser\(title.isEmpty ? "" : " (\"\(title)\")"): give the url of the app's start page as the browser should load it")
+        }
+        if hotwire, let url = options.sessionParams["pathConfigurationUrl"]?.stringValue {
+            // The rules of the server copy apply from the first tap on: wait for its answer.
+            try ctl.pump(max(0, deadline.timeIntervalSinceNow)) { pathConfiguration != nil }
+            guard let answer = pathConfiguration else {
+                throw CheckCannotRun("the path configuration \(url) did not arrive within \(Int(options.timeout)) s (--timeout-s)")
+            }
+            if let error = answer["error"]?.stringValue {
+                throw CheckCannotRun("the path configuration \(url) could not be used: \(error)")
+            }
         }
         _ = try settle()
     }
@@ -172,7 +231,7 @@ public final class CheckRunner {
     func refreshStack() throws {
         guard stackStale else { return }
         stackStale = false
-        if let s = (try? ctl.call("session.get", ["session": sid]))?["stack"]?.arrayValue {
+        if let s = try ctl.soft({ try ctl.call("session.get", ["session": sid]) })?["stack"]?.arrayValue {
             let before = Self.render(stack)
             stack = s
             if Self.render(s) != before { log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page"))) }
@@ -201,12 +260,13 @@ public final class CheckRunner {
             if Date() >= deadline { break }
             if let w = foregroundUp { why = "a foreground is still up over \(w)"; continue }
             let w = top
+            if let v = visiting[w] { why = "the Turbo visit of \(v.location) in \(w) has not rendered (no visitRendered)"; continue }
             let u = url(of: w)
             let waitsForPage = failed[w] == nil && (Rules.origin(u) == app || u.isEmpty)
             if !connected.contains(w) && waitsForPage { why = "the page of \(w) (\(u)) has not connected"; continue }
             if Date().timeIntervalSince(lastEventAt) < quiet { why = "events keep coming"; continue }
             if connected.contains(w) {
-                guard let a = try? evaluate(w, PageProbe.activity) else { why = "the page of \(w) does not answer"; continue }
+                guard let a = try ctl.soft({ try evaluate(w, PageProbe.activity) }) else { why = "the page of \(w) does not answer"; continue }
                 if let ready = a["ready"]?.stringValue, ready != "complete" { why = "the document of \(w) is still loading (\(ready))"; continue }
                 if let n = a["pending"]?.intValue, n > 0 { why = "\(n) fetch/XHR request\(n == 1 ? "" : "s") of \(w) still in flight"; continue }
                 if let q = a["quietMs"]?.doubleValue, q < quiet * 1000 { why = "the page of \(w) is still changing"; continue }
@@ -221,14 +281,14 @@ public final class CheckRunner {
     func probeNewPages() throws {
         while !pendingProbes.isEmpty {
             let w = pendingProbes.removeFirst()
-            _ = try? ctl.call("webview.evaluate", ["session": sid, "webview": .string(w), "expression": .string(PageProbe.install)])
+            _ = try ctl.soft { try ctl.call("webview.evaluate", ["session": sid, "webview": .string(w), "expression": .string(PageProbe.install)]) }
         }
     }
 
     /// What the connected pages logged since the last collection, then the top page's location.
     func collect() throws {
         for w in connected.sorted() {
-            guard let v = try? evaluate(w, PageProbe.collect), let entries = v.arrayValue else { continue }
+            guard let v = try ctl.soft({ try evaluate(w, PageProbe.collect) }), let entries = v.arrayValue else { continue }
             for e in entries {
                 let t = e["t"]?.doubleValue ?? 0
                 let kind: Observation.Kind?
@@ -241,13 +301,14 @@ public final class CheckRunner {
                 case "reply": kind = .navigateReplied(placeholder: e["p"]?.stringValue ?? "")
                 case "exception": kind = .exception(message: e["m"]?.stringValue ?? "")
                 case "console": kind = .consoleError(message: e["m"]?.stringValue ?? "")
+                case "document": kind = .documentLoad(url: e["url"]?.stringValue ?? "", via: e["via"]?.stringValue ?? "a script")
                 default: kind = nil
                 }
                 if let kind { log.append(Observation(t: t, webview: w, step: step, kind)) }
             }
         }
         let w = top
-        if connected.contains(w), let v = try? evaluate(w, PageProbe.location) {
+        if connected.contains(w), let v = try ctl.soft({ try evaluate(w, PageProbe.location) }) {
             log.append(Observation(t: now, webview: w, step: step, .location(url: v["url"]?.stringValue ?? "", title: v["title"]?.stringValue ?? "")))
         }
     }
@@ -259,6 +320,17 @@ public final class CheckRunner {
         let action = r["action"]?.stringValue ?? "none"
         let removed = r["removed"]?.arrayValue?.first?.stringValue
         let url = before.first { $0["id"]?.stringValue == removed }?["url"]?.stringValue
+        if hotwire {
+            // A native pop: the screen uncovered is the new top; when it is a web screen, its
+            // web view must come to show its url (the restore visit).
+            let after = r["stack"]?.arrayValue ?? []
+            let uncovered = after.last
+            let web = uncovered?["kind"]?.stringValue == "webview"
+            log.append(Observation(t: now, webview: web ? uncovered?["id"]?.stringValue ?? w : w, step: step,
+                                   .back(action: action, placeholder: removed, url: action == "pop" && web ? uncovered?["url"]?.stringValue : nil)))
+            stack = after
+            return
+        }
         log.append(Observation(t: now, webview: w, step: step, .back(action: action, placeholder: action == "swap" ? removed : nil, url: action == "swap" ? url : nil)))
         if let s = r["stack"]?.arrayValue { stack = s }
     }
@@ -316,23 +388,23 @@ public final class CheckRunner {
             _ = try settle()
         }
         stepResults.append(CheckReport.StepResult(index: index, description: s.description, failure: failure, stack: Self.render(stack),
-                                                  snapshots: snapshots(), ms: Date().timeIntervalSince(t0) * 1000, screenshot: screenshot()))
+                                                  snapshots: try snapshots(), ms: Date().timeIntervalSince(t0) * 1000, screenshot: try screenshot()))
     }
 
     /// The placeholders on the stack, with their snapshots as `data:` URIs.
-    func snapshots() -> [(placeholder: String, dataURI: String)] {
-        stack.compactMap { item -> (placeholder: String, dataURI: String)? in
+    func snapshots() throws -> [(placeholder: String, dataURI: String)] {
+        try stack.compactMap { item -> (placeholder: String, dataURI: String)? in
             guard item["kind"]?.stringValue == "placeholder", let p = item["id"]?.stringValue,
-                  let v = try? ctl.call("placeholder.snapshot", ["session": sid, "placeholder": .string(p)]),
+                  let v = try ctl.soft({ try ctl.call("placeholder.snapshot", ["session": sid, "placeholder": .string(p)]) }),
                   let data = v["data"]?.stringValue else { return nil }
             return (p, "data:\(v["mimeType"]?.stringValue ?? "image/jpeg");base64,\(data)")
         }
     }
 
     /// The screen as the user sees it (the top web view), as a `data:` URI, up to `maxScreenshots`.
-    func screenshot() -> String? {
+    func screenshot() throws -> String? {
         guard screenshots < options.maxScreenshots,
-              let v = try? ctl.call("session.screenshot", ["session": sid]), let data = v["data"]?.stringValue else { return nil }
+              let v = try ctl.soft({ try ctl.call("session.screenshot", ["session": sid]) }), let data = v["data"]?.stringValue else { return nil }
         screenshots += 1
         return "data:\(v["mimeType"]?.stringValue ?? "image/jpeg");base64,\(data)"
     }

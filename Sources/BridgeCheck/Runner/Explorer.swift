@@ -28,7 +28,7 @@ extension CheckRunner {
     }
 
     func links() throws -> [Link] {
-        guard connected.contains(top), let v = try? evaluate(top, PageProbe.links) else { return [] }
+        guard connected.contains(top), let v = try ctl.soft({ try evaluate(top, PageProbe.links) }) else { return [] }
         return (v.arrayValue ?? []).compactMap { l in
             guard let key = l["key"]?.stringValue, let s = l["selector"]?.stringValue else { return nil }
             return Link(key: key, href: l["href"]?.stringValue, kind: l["kind"]?.stringValue ?? "a", text: l["text"]?.stringValue ?? "",
@@ -38,6 +38,8 @@ extension CheckRunner {
 
     /// The top page's location as last collected.
     func currentURL() -> String {
+        // A native screen on top (hotwire-native) is its own state: its url.
+        if let last = stack.last, last["kind"]?.stringValue == "native", let u = last["url"]?.stringValue { return u }
         if case .location(let u, _)? = log.last(where: { if case .location = $0.kind { return $0.webview == top } else { return false } })?.kind { return u }
         return url(of: top)
     }
@@ -68,12 +70,12 @@ extension CheckRunner {
             let path = queue.removeFirst()
             if n > 0 {
                 if atStart(startURL) {
-                    how = "the start page, back by the host's back"
+                    how = "the start page, back by \(backName)"
                 } else {
                     let was = "\(Self.render(stack)) on \(Rules.path(currentURL()))"
                     try openSession()
                     freshSessions += 1
-                    how = "a fresh session on the start page (the host's back left \(was))"
+                    how = "a fresh session on the start page (\(backName) left \(was))"
                 }
             }
             let from = n
@@ -110,6 +112,10 @@ extension CheckRunner {
             if let i = newState { states[i].steps = from..<n }
         }
     }
+
+    /// What a back is called in the state list: native back (`navigation.back` pops a screen)
+    /// for a Hotwire app, the host's back for an Astro one.
+    var backName: String { hotwire ? "native back" : "the host's back" }
 
     /// Why exploring reached no state of the app but the start page; nil when it did.
     func nothingExplored() -> (message: String, evidence: [String])? {

@@ -44,6 +44,27 @@ enum PageProbe {
         }
         addEventListener("popstate", () => log.push({ k: "pop", t: now(), url: location.href }));
       }
+      // A new document of the page's own loading (not a same-document change, not a reload nor
+      // a traversal): what a Turbo app should have made a Turbo visit. The last tap says what
+      // began it.
+      let tap = null;
+      addEventListener("click", (e) => {
+        const el = e.target && e.target.closest && e.target.closest("a[href],area[href],button,input[type=submit]");
+        if (!el) { tap = null; return; }
+        let d = el.localName + (el.id ? "#" + el.id : "") + (el.getAttribute("href") ? `[href="${el.getAttribute("href")}"]` : "");
+        const off = el.closest("[data-turbo=false]");
+        if (off) d += off === el ? '[data-turbo="false"]' : ` inside ${off.localName}[data-turbo="false"]`;
+        tap = { d, t: now() };
+      }, true);
+      if (window.navigation && window.navigation.addEventListener) {
+        navigation.addEventListener("navigate", (e) => {
+          if (!e.destination || e.destination.sameDocument || e.navigationType === "reload" || e.navigationType === "traverse") return;
+          const url = e.destination.url;
+          if (!/^https?:/.test(url)) return;
+          const via = tap && now() - tap.t < 1000 ? "a tap on " + tap.d : (e.formData ? "a form submission" : "a script (location, window.open, a form)");
+          log.push({ k: "document", t: now(), url, via });
+        });
+      }
       addEventListener("error", (e) => log.push({ k: "exception", t: now(), m: String(e.message || e.error) }));
       addEventListener("unhandledrejection", (e) => log.push({ k: "exception", t: now(), m: "unhandled rejection: " + String((e.reason && e.reason.message) || e.reason) }));
       const ce = console.error;

@@ -19,7 +19,10 @@ public struct CheckOptions: Sendable {
     /// How long to wait for a page to connect, a step to settle or a render (seconds).
     public var timeout: Double = 30
     /// `--profile`: the native shell the app is written for (`astro`, `hotwire-native`).
-    public var profile: String = "astro"
+    public var profile: CheckProfile = .astro
+    /// hotwire-native: the profile's `session.create` params (`profile`, `platform`,
+    /// `pathConfiguration` or `pathConfigurationUrl`, `bridgeComponents`).
+    public var sessionParams: JSONObject = [:]
     /// The most screenshots the report keeps (one after each step); later steps have none.
     public var maxScreenshots: Int = CheckOptions.defaultMaxScreenshots
     public static let defaultMaxScreenshots = 200
@@ -46,7 +49,14 @@ final class ControllerClient {
         ws = try WebSocketClient(host: host, port: port, path: "/bridge")
     }
 
+    /// The daemon answered with an error (the connection is fine).
     struct CallError: Error { var code: String; var message: String }
+
+    /// `f`'s value, or nil when the daemon answered it with an error (a page gone, no
+    /// screenshot); a lost connection or no reply is thrown on: the check cannot go on.
+    func soft<T>(_ f: () throws -> T) throws -> T? {
+        do { return try f() } catch is CallError { return nil }
+    }
 
     func call(_ method: String, _ params: JSONObject = [:], timeout: Double = 60) throws -> JSONValue {
         let id = nextID

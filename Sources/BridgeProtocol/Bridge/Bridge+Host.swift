@@ -83,15 +83,6 @@ struct PendingNavigate: Equatable {
     var title: String?
 }
 
-/// The controller methods a browser session's browser answers.
-enum HostMethod: String, CaseIterable {
-    case evaluate = "webview.evaluate"
-    case click = "webview.click"
-    case type = "webview.type"
-    case screenshot = "session.screenshot"
-    case snapshot = "placeholder.snapshot"
-}
-
 extension Bridge {
     /// Whether `session` was created with `browser: true`.
     public func isBrowserSession(_ sid: String) -> Bool { sessions[sid]?.browser != nil }
@@ -183,7 +174,7 @@ extension Bridge {
     /// With `profile`, a hotwire-native session (Bridge+Hotwire.swift); its result says so.
     mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: HotwireProfile? = nil,
                                        now: Int64) throws(ProtocolError) {
-        try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
+        try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
             s.browser = BrowserState()
             let sid = s.id
             let w1 = ItemID.webview(1)
@@ -210,11 +201,11 @@ extension Bridge {
 
     /// The methods a browser answers: checked here, carried out by the host (a snapshot is
     /// answered from the session's own).
-    mutating func hostRequest(_ client: ClientID, id: Int64, method: HostMethod, _ p: Params) throws(ProtocolError) {
+    mutating func hostRequest(_ client: ClientID, id: Int64, method: HostMethod, named name: BridgeMethod, _ p: Params) throws(ProtocolError) {
         let sid = try p.session()
         guard let s = sessions[sid] else { throw unknownSession(sid) }
         guard let browser = s.browser else {
-            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method.rawValue) needs a session created with {\"browser\": true}")
+            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(name.name) needs a session created with {\"browser\": true}")
         }
         let request = HostRequest(client: client, id: id)
         func webview() throws(ProtocolError) -> ItemID {
@@ -395,11 +386,11 @@ extension Bridge {
                 guard s.browser != nil else { return }
                 if s.pages[webview] != nil {
                     // As the page's own `back`.
-                    b.back(&s, requester: webview, replyTo: nil, cause: "back", now: now)
+                    b.back(&s, requester: webview, replyTo: nil, cause: BridgeMethod.back.name, now: now)
                 } else if s.engine.top?.id == webview {
                     // The traversal ended the page's document and its connection went first: a
                     // back on its behalf (it was the top, as a page's `back` requires).
-                    b.back(&s, requester: nil, replyTo: nil, cause: "navigation.back", now: now)
+                    b.back(&s, requester: nil, replyTo: nil, cause: BridgeMethod.navigationBack.name, now: now)
                 }
             }
         case .urlChanged(let sid, let webview, let url):
@@ -417,7 +408,7 @@ extension Bridge {
                 guard s.isBrowser, let page = s.pages[webview], b.held[page] == nil, let current = s.engine.webView(webview),
                       current.mode == .classic, current.url != clean,
                       (try? b.checkURL(clean, "url")) != nil else { return }
-                b.run(&s, .pwaNavigated(from: webview, url: clean), cause: "pwa-navigated", now: now) { b, s, result in
+                b.run(&s, .pwaNavigated(from: webview, url: clean), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                     guard case .success = result else { return }
                     b.emit(&s, "pwa-navigated") { w in
                         w.key("webview"); w.string(webview.description)

@@ -277,7 +277,7 @@ extension Bridge {
     }
 
     /// The engine's items for the active stack of the tree.
-    private func hotwireEngineStack(_ items: [RouteStackItem], _ s: Session) -> [StackItem] {
+    private mutating func hotwireEngineStack(_ items: [RouteStackItem], _ s: inout Session) -> [StackItem] {
         items.map { r -> StackItem in
             switch r.kind {
             case .webview:
@@ -286,7 +286,7 @@ extension Bridge {
                     return .webview(w)
                 }
                 return .webview(WebView(id: r.id, mode: .classic, url: r.url, connected: s.pages[r.id] != nil,
-                                        token: s.webTokens[r.id] ?? ""))
+                                        token: issueToken(&s, r.id)))
             case .placeholder:
                 return .placeholder(Placeholder(id: r.id, of: r.of ?? r.id, url: r.url))
             case .native:
@@ -311,8 +311,7 @@ extension Bridge {
         var removed: [ItemID] = []
         if !nav.modal.isEmpty, h.webviews[.modal] == nil {
             let webview = s.engine.itemIDs.next(.webview)
-            let token = randomHex(bytes: 16)
-            s.webTokens[webview] = token
+            let token = issueToken(&s, webview)
             h.webviews[.modal] = webview
             let shown = nav.modal.last { $0.id == nav.shown[.modal] } ?? nav.modal.last!
             opened = (webview, shown.url, token)
@@ -333,7 +332,7 @@ extension Bridge {
         let tree = NavigationTree(tabs: [TabStack(name: "main", items: mainItems)], modal: modalItems)
         s.tree = tree
         s.hotwire = h
-        let newStack = hotwireEngineStack(tree.activeStack, s)
+        let newStack = hotwireEngineStack(tree.activeStack, &s)
         let oldStackIDs = s.engine.stack.map(\.id)
         let transitions = before == tree ? [] : TreeDiff.diff(before, tree)
         var list = takeEffectStorage()

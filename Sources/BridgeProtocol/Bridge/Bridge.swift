@@ -110,9 +110,11 @@ public struct Bridge<RNG: RandomNumberGenerator> {
             return
         }
         switch frame {
-        case .request(let id, let method, let params):
+        case .request(let id, let name, let params):
+            // The name is matched once, here; everything after switches over the enum.
+            let method = BridgeMethod(name: name)
             stats.beginRequest(method)
-            handleRequest(client, id: id, method: method, params: params, now: now)
+            handleRequest(client, id: id, method: method, name: name, params: params, now: now)
             stats.endRequest()
         case .event(let name, let params):
             handleEvent(client, name: name, params: params, now: now)
@@ -183,7 +185,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 // MARK: - Requests and events by the sender's role
 
 extension Bridge {
-    mutating func handleRequest(_ client: ClientID, id: Int64, method: String, params: JSONObject, now: Int64) {
+    /// A request: `method` is `name` matched (nil: no such method).
+    mutating func handleRequest(_ client: ClientID, id: Int64, method: BridgeMethod?, name: String, params: JSONObject, now: Int64) {
         let p = Params(params)
         // One lookup of the client, and only what the request needs taken out of its record
         // (`Requester`). In particular a controller's request is handled without a copy of its
@@ -196,7 +199,7 @@ extension Bridge {
         case .page(let sid, let webview)?:
             do throws(ProtocolError) {
                 let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
-                    try b.pageRequest(client, id: id, method: method, p, session: &s, webview: webview, now: now)
+                    try b.pageRequest(client, id: id, method: method, name: name, p, session: &s, webview: webview, now: now)
                 }
                 if found == nil { throw unknownSession(sid) }
             } catch {
@@ -204,14 +207,14 @@ extension Bridge {
             }
         case .controller(let observer)?:
             do throws(ProtocolError) {
-                if observer { try checkObserver(method) }
-                try controllerRequest(client, id: id, method: method, p, now: now)
+                if observer { try checkObserver(method, name: name) }
+                try controllerRequest(client, id: id, method: method, name: name, p, now: now)
             } catch {
                 sendError(client, id: id, error)
             }
         case .fresh?:
-            guard method == "hello" else {
-                sendError(client, id: id, ProtocolError(.notReady, "\"\(method)\" before \"hello\": the first request on a connection must be \"hello\""))
+            guard method == .hello else {
+                sendError(client, id: id, ProtocolError(.notReady, "\"\(name)\" before \"hello\": the first request on a connection must be \"hello\""))
                 return
             }
             guard let c = clients[client] else { return }
@@ -221,7 +224,7 @@ extension Bridge {
                 sendError(client, id: id, error)
             }
         case .detached(let sid, let webview, let why)?:
-            if method == "hello" {
+            if method == .hello {
                 sendError(client, id: id, ProtocolError(.conflict, "this connection already said hello"))
             } else if sessions[sid]?.engine.webView(webview) == nil {
                 sendError(client, id: id, ProtocolError(.unknownWebview, "web view \(webview) is no longer on the stack"))

@@ -26,10 +26,16 @@ extension Bridge {
     }
 
     /// What the host's hooks see of every observation: counters, and the tokens of new web
-    /// views (kept after they close, for `returnToClosedWebView`).
+    /// views (kept after they close, for `returnToClosedWebView`). A routed session's token of
+    /// a web view the engine closed goes (as when the router removes it: the same back leaves
+    /// the same session, whoever asked).
     mutating func noteObservation(_ s: inout Session, _ observation: Observation) {
         stats.observe(observation)
-        if case .webviewOpen(let webview, _, let token) = observation { rememberToken(&s, webview, token) }
+        switch observation {
+        case .webviewOpen(let webview, _, let token): rememberToken(&s, webview, token)
+        case .webviewClosed(let webview): if !s.webTokens.isEmpty { s.webTokens[webview] = nil }
+        default: break
+        }
     }
 
     /// Keeps the token of a new web view for after it closes (at most `pastTokenLimit`).

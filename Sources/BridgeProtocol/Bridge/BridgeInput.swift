@@ -188,13 +188,27 @@ extension Bridge {
         case .host(let result):
             hostResult(result, now: now)
         case .openBrowserSession(let url, let params):
-            let mark = effects.count
-            // The command line checked the profile; one that does not parse opens nothing.
-            if let profile = Result(catching: { () throws(HotwireConfigurationError) in try HotwireProfile.parse(params) }).ok {
-                try? createBrowserSession(nil, id: nil, url: PageURL.stripClaim(url), profile: profile, now: now)
-            }
-            if !held.isEmpty { divertHeld(from: mark) }
+            // A refusal changes nothing; the daemon learns it from `openBrowserSession` itself.
+            try? openBrowserSession(url: url, profile: params, at: now)
         }
+    }
+
+    /// The input `.openBrowserSession(url:profile:)` (`bridged open URL`), saying why nothing
+    /// opened: a url over `--max-url-bytes`, the `--max-sessions` limit, a profile that does not
+    /// parse (`invalid-params` / `limit-exceeded`, as `session.create` would answer). A refusal
+    /// changes nothing. The daemon records the input either way: a replay gets the same refusal.
+    public mutating func openBrowserSession(url: String, profile params: JSONObject, at now: Int64) throws(ProtocolError) {
+        let mark = effects.count
+        defer { if !held.isEmpty { divertHeld(from: mark) } }
+        let profile: HotwireProfile?
+        do {
+            profile = try HotwireProfile.parse(params)
+        } catch {
+            throw ProtocolError(.invalidParams, error.message)
+        }
+        let url = PageURL.stripClaim(url)
+        try checkURL(url, "url")
+        try createBrowserSession(nil, id: nil, url: url, profile: profile, now: now)
     }
 
     /// `apply(.frame(client, text:), at:)` without copying the message (the daemon's path for
@@ -213,13 +227,5 @@ extension Bridge {
         let mark = effects.count
         received(client, text: text, at: now)
         if !held.isEmpty { divertHeld(from: mark) }
-    }
-}
-
-extension Result {
-    /// The success value (itself an optional here), or nil on failure.
-    fileprivate var ok: Success? {
-        if case .success(let v) = self { return v }
-        return nil
     }
 }

@@ -2,15 +2,11 @@
 /// change a session, and never sees a token.
 ///
 /// An observer is a controller connection marked `observer`: it subscribes and receives events
-/// like one, but only the methods of `observerMethods` are open to it, it cannot handle
+/// like one, but only the methods of `observerMethods` (Methods.swift) are open to it, it cannot handle
 /// `navigate` or `webview.open`, and the events it receives carry no claim token (`webview.open`
 /// loses `token` and `pageUrl`). Allowed from loopback (a loopback peer, and a loopback or no
 /// `Origin`); elsewhere only with the configured controller token.
 extension Bridge {
-    static var observerMethods: Set<String> {
-        ["session.list", "session.get", "session.subscribe", "session.unsubscribe", "navigation.canGoBack", "ping"]
-    }
-
     /// The host says the connection was opened by a page of a non-loopback origin (its
     /// `Origin` header): an observer there needs the token even from a loopback peer (a proxy).
     public mutating func connectedFromForeignOrigin(_ client: ClientID) {
@@ -50,13 +46,11 @@ extension Bridge {
     }
 
     /// Refuses what an observer may not do.
-    func checkObserver(_ method: String) throws(ProtocolError) {
+    func checkObserver(_ method: BridgeMethod?, name: String) throws(ProtocolError) {
+        guard let method else { throw ProtocolError(.unknownMethod, "no method \"\(name)\"") }
         guard !Self.observerMethods.contains(method) else { return }
-        if method == "hello" { throw ProtocolError(.conflict, "this connection already said hello") }
-        if ControllerMethod(method) != nil || PageMethod(rawValue: method) != nil {
-            throw ProtocolError(.notAllowed, "\"\(method)\" changes sessions; an observer may only list, get and subscribe")
-        }
-        throw ProtocolError(.unknownMethod, "no method \"\(method)\"")
+        if method == .hello { throw ProtocolError(.conflict, "this connection already said hello") }
+        throw ProtocolError(.notAllowed, "\"\(name)\" changes sessions; an observer may only list, get and subscribe")
     }
 
     func isObserver(_ client: ClientID) -> Bool {

@@ -1,26 +1,17 @@
 /// Counters of what the protocol state machine did, for the daemon's `/metrics`.
 ///
 /// Plain integers in fixed arrays, bumped on the Bridge's thread as things happen: a request
-/// costs a dictionary lookup of its method and two increments; observations one increment.
+/// costs two increments (its method, matched once when the frame arrived, is its row);
+/// observations one increment.
 /// Nothing is formatted here: the host reads the totals when it is scraped (see
 /// `Daemon+Metrics.swift`) and hands the differences to its metrics library.
 public struct BridgeStats: Sendable {
-    /// The methods counted by name; anything else is counted as `other`.
-    public static let methods: [String] = [
-        "hello", "pwa-navigate", "pwa-rendered", "back", "navigate", "ping",
-        "session.create", "session.list", "session.get", "session.close", "session.subscribe",
-        "session.unsubscribe", "navigation.navigateToUrl", "navigation.back", "navigation.canGoBack",
-        "navigation.popToRoot", "router.resolve", "router.perform", "router.get", "router.selectTab",
-        "deeplink.open", "other",
-    ]
+    /// The methods counted by name: every `BridgeMethod` (`methods[m.index] == m.name`), then
+    /// `other` for names that are no method.
+    public static let methods: [String] = BridgeMethod.names + ["other"]
     /// Index of `ok` and then of every error code, in `codes` order.
     public static let codes: [String] = ["ok"] + ErrorCode.allCases.map(\.rawValue)
-    static let methodIndex: [String: Int] = {
-        var d: [String: Int] = [:]
-        for (i, m) in methods.enumerated() { d[m] = i }
-        return d
-    }()
-    static let otherMethod = methods.count - 1
+    static let otherMethod = BridgeMethod.names.count
     static let codeIndex: [ErrorCode: Int] = {
         var d: [ErrorCode: Int] = [:]
         for (i, c) in ErrorCode.allCases.enumerated() { d[c] = i + 1 }
@@ -57,19 +48,19 @@ public struct BridgeStats: Sendable {
 
     public init() {}
 
-    mutating func beginRequest(_ method: String) {
+    /// A request of `method` (nil: a name that is no method) begins.
+    @inline(__always)
+    mutating func beginRequest(_ method: BridgeMethod?) {
         guard enabled else { return }
         current = Self.index(of: method)
         currentCode = 0
     }
 
-    /// The method's index in `methods`. The page's own methods, nearly every request a daemon
-    /// sees, are recognised by two comparisons of small strings; the rest by a dictionary.
-    static func index(of method: String) -> Int {
-        if method == "pwa-rendered" { return 2 }
-        if method == "pwa-navigate" { return 1 }
-        if method == "back" { return 3 }
-        return methodIndex[method] ?? otherMethod
+    /// The row of `method` in `methods`.
+    @inline(__always)
+    static func index(of method: BridgeMethod?) -> Int {
+        if let method { return method.index }
+        return otherMethod
     }
 
     static let codeCount = 14  // codes.count (ok and every error code), checked by BridgeStatsTests

@@ -1,9 +1,9 @@
 /// Controller requests (contract section 6): dispatch by method to the file that handles it.
 extension Bridge {
-    mutating func controllerRequest(_ client: ClientID, id: Int64, method name: String, _ p: Params, now: Int64) throws(ProtocolError) {
-        guard let method = ControllerMethod(name) else {
-            if name == "hello" { throw ProtocolError(.conflict, "this connection already said hello") }
-            if PageMethod(rawValue: name) != nil {
+    mutating func controllerRequest(_ client: ClientID, id: Int64, method known: BridgeMethod?, name: String, _ p: Params, now: Int64) throws(ProtocolError) {
+        guard let known, let method = ControllerMethod(known) else {
+            if known == .hello { throw ProtocolError(.conflict, "this connection already said hello") }
+            if known != nil {
                 throw ProtocolError(.notAllowed, "\"\(name)\" is for pages; this connection is a controller")
             }
             throw ProtocolError(.unknownMethod, "no method \"\(name)\"")
@@ -11,8 +11,8 @@ extension Bridge {
         switch method {
         case .session(let m): try sessionRequest(m, client, id: id, p, now: now)
         case .navigation(let m): try navigationRequest(m, client, id: id, p, now: now)
-        case .router(let m): try routerRequest(m, client, id: id, p, now: now)
-        case .host(let m): try hostRequest(client, id: id, method: m, p)
+        case .router(let m): try routerRequest(m, named: known, client, id: id, p, now: now)
+        case .host(let m): try hostRequest(client, id: id, method: m, named: known, p)
         case .bridgeReply: try bridgeReply(client, id: id, p)
         case .ping: sendResult(client, id: id) { _ in }
         }

@@ -7,7 +7,6 @@ extension Bridge {
         if configuration.trace { trace(s, observation, cause: cause) }
         noteObservation(&s, observation)
         if s.isBrowser { browserObserve(&s, observation) }
-        let sid = s.id
         switch observation {
         case .stackChanged:
             if s.isRouted {

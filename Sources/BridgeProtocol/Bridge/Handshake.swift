@@ -25,7 +25,7 @@ extension Bridge {
                 throw ProtocolError(.invalidParams, "\"webview\" and \"token\" go with \"session\"")
             }
             try checkURL(url, "url")
-            try createSession(url: url ?? "", connectedBy: client, subscriber: nil, cause: "hello", now: now) { b, s in
+            try createSession(url: url ?? "", connectedBy: client, subscriber: nil, cause: BridgeMethod.hello.name, now: now) { b, s in
                 let w1 = ItemID.webview(1)
                 b.clients[client]?.role = .page(session: s.id, webview: w1)
                 b.writeHelloResult(client, id: id, &s, webview: w1)
@@ -74,7 +74,7 @@ extension Bridge {
             s.engine.handle(.pageConnected(webview, url: url), at: now, into: &list)
             if history { returnByHistory(&s, to: webview, url: url, previousURL: before.url, into: &list, now: now) }
             writeHelloResult(client, id: id, &s, webview: webview)
-            flush(&list, &s, cause: history ? "history" : "hello", now: now)
+            flush(&list, &s, cause: history ? "history" : BridgeMethod.hello.name, now: now)
             returnEffectStorage(&list)
         } else {
             // A web view of another stack of the tree (an inactive tab): its page waits there.

@@ -1,49 +1,118 @@
-/// The requests a page may send (contract section 5), by their wire names.
+/// Every request method of the protocol, by its wire name: the one place a method's name is
+/// written. Dispatch (the role enums below are cut from it, by case), the metrics' `method`
+/// label (`BridgeStats.methods`), the causes of `stack.changed` and the docs' tables (the
+/// `MethodTableTests` read docs/PROTOCOL.md against it) all take their names from here.
 ///
-/// `deeplink.open` is in both tables: a page opens a link in its own session, a controller in
-/// any session.
-///
-/// (The page's names are matched by a `switch` over string literals, written out: the
-/// synthesized `init(rawValue:)` goes through a generic table search, measurably dearer on the
-/// path every page request takes.)
-enum PageMethod: String, CaseIterable {
-    case pwaNavigate = "pwa-navigate"
+/// A request's name is matched once, when its frame arrives (`init(name:)`), in declaration
+/// order: a page's own methods, nearly every request a daemon sees, come first.
+public enum BridgeMethod: String, CaseIterable, Sendable {
+    // A page's (contract section 5); `ping` and `deeplink.open` are a controller's too.
     case pwaRendered = "pwa-rendered"
+    case pwaNavigate = "pwa-navigate"
     case back
     case navigate
     case ping
+    case hello
     case deeplinkOpen = "deeplink.open"
+    // `session.*` (Sessions.swift).
+    case sessionCreate = "session.create"
+    case sessionList = "session.list"
+    case sessionGet = "session.get"
+    case sessionClose = "session.close"
+    case sessionSubscribe = "session.subscribe"
+    case sessionUnsubscribe = "session.unsubscribe"
+    // `navigation.*` (Navigation.swift).
+    case navigateToUrl = "navigation.navigateToUrl"
+    case navigationBack = "navigation.back"
+    case canGoBack = "navigation.canGoBack"
+    case popToRoot = "navigation.popToRoot"
+    // With a routing configuration, `--config` (RouterMethods.swift).
+    case routerResolve = "router.resolve"
+    case routerPerform = "router.perform"
+    case routerGet = "router.get"
+    case routerSelectTab = "router.selectTab"
+    // What a browser session's browser answers (Bridge+Host.swift).
+    case webviewEvaluate = "webview.evaluate"
+    case webviewClick = "webview.click"
+    case webviewType = "webview.type"
+    case sessionScreenshot = "session.screenshot"
+    case placeholderSnapshot = "placeholder.snapshot"
+    // Hotwire Native sessions (Bridge+Hotwire.swift).
+    case bridgeReply = "bridge.reply"
 
-    init?(rawValue name: String) {
-        switch name {
-        case "pwa-navigate": self = .pwaNavigate
-        case "pwa-rendered": self = .pwaRendered
-        case "back": self = .back
-        case "navigate": self = .navigate
-        case "ping": self = .ping
-        case "deeplink.open": self = .deeplinkOpen
+    /// The wire name.
+    public var name: String { rawValue }
+
+    /// Every wire name, in declaration order (`names[m.index] == m.name`).
+    public static let names: [String] = allCases.map(\.rawValue)
+    static let ordered: [BridgeMethod] = allCases
+
+    /// The method called `name`, if there is one. (Not the synthesized `init(rawValue:)`: that
+    /// goes through a generic table search, measurably dearer on the path every request takes;
+    /// this compares small strings in declaration order.)
+    @inline(__always)
+    public init?(name: String) {
+        let names = Self.names
+        var i = 0
+        while i < names.count {
+            if names[i] == name {
+                self = Self.ordered[i]
+                return
+            }
+            i &+= 1
+        }
+        return nil
+    }
+
+    /// The position in `allCases` (the metrics' row): the case's tag, which Swift numbers in
+    /// declaration order (checked by `MethodTableTests`).
+    @inline(__always)
+    public var index: Int { Int(unsafeBitCast(self, to: UInt8.self)) }
+}
+
+/// The requests a page may send (contract section 5).
+enum PageMethod: CaseIterable {
+    case pwaNavigate, pwaRendered, back, navigate, ping, deeplinkOpen
+
+    @inline(__always)
+    init?(_ method: BridgeMethod) {
+        switch method {
+        case .pwaRendered: self = .pwaRendered
+        case .pwaNavigate: self = .pwaNavigate
+        case .back: self = .back
+        case .navigate: self = .navigate
+        case .ping: self = .ping
+        case .deeplinkOpen: self = .deeplinkOpen
         default: return nil
         }
     }
 }
 
-/// The events a page may send (contract section 5); any other name is an app event.
-enum PageEventName: String, CaseIterable {
-    case pwaNavigate = "pwa-navigate"
-    case pwaRendered = "pwa-rendered"
-    case back
-    case navigate
-    case pwaNavigated = "pwa-navigated"
+/// The events a page may send (contract section 5); any other name is an app event. Four are
+/// also requests and have the method's name.
+enum PageEventName: CaseIterable {
+    case pwaNavigate, pwaRendered, back, navigate, pwaNavigated
 
-    init?(rawValue name: String) {
-        switch name {
-        case "pwa-navigate": self = .pwaNavigate
-        case "pwa-rendered": self = .pwaRendered
-        case "back": self = .back
-        case "navigate": self = .navigate
-        case "pwa-navigated": self = .pwaNavigated
-        default: return nil
+    var name: String {
+        switch self {
+        case .pwaNavigate: BridgeMethod.pwaNavigate.name
+        case .pwaRendered: BridgeMethod.pwaRendered.name
+        case .back: BridgeMethod.back.name
+        case .navigate: BridgeMethod.navigate.name
+        case .pwaNavigated: "pwa-navigated"
         }
+    }
+
+    static let all: [PageEventName] = allCases
+    static let names: [String] = allCases.map(\.name)
+
+    init?(name: String) {
+        let names = Self.names
+        for i in names.indices where names[i] == name {
+            self = Self.all[i]
+            return
+        }
+        return nil
     }
 }
 
@@ -58,57 +127,58 @@ enum ControllerMethod: Equatable {
     case bridgeReply
     case ping
 
-    init?(_ name: String) {
-        if let m = SessionMethod(rawValue: name) { self = .session(m) }
-        else if let m = NavigationMethod(rawValue: name) { self = .navigation(m) }
-        else if let m = RouterMethod(rawValue: name) { self = .router(m) }
-        else if let m = HostMethod(rawValue: name) { self = .host(m) }
-        else if name == "bridge.reply" { self = .bridgeReply }
-        else if name == "ping" { self = .ping }
-        else { return nil }
-    }
-
-    /// Every controller method, for tables and tests.
-    static var all: [ControllerMethod] {
-        SessionMethod.allCases.map { .session($0) } + NavigationMethod.allCases.map { .navigation($0) }
-            + RouterMethod.allCases.map { .router($0) } + HostMethod.allCases.map { .host($0) } + [.bridgeReply, .ping]
-    }
-
-    var name: String {
-        switch self {
-        case .session(let m): m.rawValue
-        case .navigation(let m): m.rawValue
-        case .router(let m): m.rawValue
-        case .host(let m): m.rawValue
-        case .bridgeReply: "bridge.reply"
-        case .ping: "ping"
+    init?(_ method: BridgeMethod) {
+        switch method {
+        case .sessionCreate: self = .session(.create)
+        case .sessionList: self = .session(.list)
+        case .sessionGet: self = .session(.get)
+        case .sessionClose: self = .session(.close)
+        case .sessionSubscribe: self = .session(.subscribe)
+        case .sessionUnsubscribe: self = .session(.unsubscribe)
+        case .navigateToUrl: self = .navigation(.navigateToUrl)
+        case .navigationBack: self = .navigation(.back)
+        case .canGoBack: self = .navigation(.canGoBack)
+        case .popToRoot: self = .navigation(.popToRoot)
+        case .routerResolve: self = .router(.resolve)
+        case .routerPerform: self = .router(.perform)
+        case .routerGet: self = .router(.get)
+        case .routerSelectTab: self = .router(.selectTab)
+        case .deeplinkOpen: self = .router(.deeplinkOpen)
+        case .webviewEvaluate: self = .host(.evaluate)
+        case .webviewClick: self = .host(.click)
+        case .webviewType: self = .host(.type)
+        case .sessionScreenshot: self = .host(.screenshot)
+        case .placeholderSnapshot: self = .host(.snapshot)
+        case .bridgeReply: self = .bridgeReply
+        case .ping: self = .ping
+        case .pwaRendered, .pwaNavigate, .back, .navigate, .hello: return nil
         }
     }
 }
 
 /// `session.*` (Sessions.swift).
-enum SessionMethod: String, CaseIterable {
-    case create = "session.create"
-    case list = "session.list"
-    case get = "session.get"
-    case close = "session.close"
-    case subscribe = "session.subscribe"
-    case unsubscribe = "session.unsubscribe"
+enum SessionMethod: CaseIterable {
+    case create, list, get, close, subscribe, unsubscribe
 }
 
 /// `navigation.*` (Navigation.swift).
-enum NavigationMethod: String, CaseIterable {
-    case navigateToUrl = "navigation.navigateToUrl"
-    case back = "navigation.back"
-    case canGoBack = "navigation.canGoBack"
-    case popToRoot = "navigation.popToRoot"
+enum NavigationMethod: CaseIterable {
+    case navigateToUrl, back, canGoBack, popToRoot
 }
 
 /// The methods that need a routing configuration, `--config` (RouterMethods.swift).
-enum RouterMethod: String, CaseIterable {
-    case resolve = "router.resolve"
-    case perform = "router.perform"
-    case get = "router.get"
-    case selectTab = "router.selectTab"
-    case deeplinkOpen = "deeplink.open"
+enum RouterMethod: CaseIterable {
+    case resolve, perform, get, selectTab, deeplinkOpen
+}
+
+/// The controller methods a browser session's browser answers (Bridge+Host.swift).
+enum HostMethod: CaseIterable {
+    case evaluate, click, type, screenshot, snapshot
+}
+
+extension Bridge {
+    /// The methods an observer may call (BridgeObserver.swift).
+    static var observerMethods: [BridgeMethod] {
+        [.sessionList, .sessionGet, .sessionSubscribe, .sessionUnsubscribe, .canGoBack, .ping]
+    }
 }

@@ -17,7 +17,7 @@ extension Bridge {
                     return
                 }
                 try b.checkPush(&s, url: url, title: nil)
-                b.navigateToUrl(&s, url: url, requester: nil, cause: "navigation.navigateToUrl", now: now) { b, s, result in
+                b.navigateToUrl(&s, url: url, requester: nil, cause: BridgeMethod.navigateToUrl.name, now: now) { b, s, result in
                     switch result {
                     case .success(.navigateToUrl(let webview, let token)):
                         let stack = b.stackJSON(&s)
@@ -36,7 +36,7 @@ extension Bridge {
         case .back:
             try withExistingSession(p) { b, s in
                 if s.hotwire != nil { return b.hotwireBack(&s, client: client, id: id, now: now) }
-                b.back(&s, requester: nil, replyTo: (client, id), cause: "navigation.back", now: now)
+                b.back(&s, requester: nil, replyTo: (client, id), cause: BridgeMethod.navigationBack.name, now: now)
             }
         case .canGoBack:
             try withExistingSession(p) { b, s in
@@ -46,7 +46,7 @@ extension Bridge {
         case .popToRoot:
             try withExistingSession(p) { b, s in
                 let singleTab = b.singleTab(s)
-                b.run(&s, .popToRoot(singleTab: singleTab), cause: "navigation.popToRoot", now: now) { b, s, result in
+                b.run(&s, .popToRoot(singleTab: singleTab), cause: BridgeMethod.popToRoot.name, now: now) { b, s, result in
                     switch result {
                     case .success(.popToRoot(let removed)):
                         let stack = b.stackJSON(&s)
@@ -100,7 +100,7 @@ extension Bridge {
             routeNavigate(&s, from: webview, client: client, url: url, replyTo: id, now: now)
             return
         }
-        navigateToUrl(&s, url: url, requester: webview, cause: "navigate", now: now) { b, s, result in
+        navigateToUrl(&s, url: url, requester: webview, cause: BridgeMethod.navigate.name, now: now) { b, s, result in
             switch result {
             case .success(.navigateToUrl(let newID, _)):
                 if let id {
@@ -141,7 +141,15 @@ extension Bridge {
         }
     }
 
+    /// Back: a page's `back` (request or event, or its browser's Back), `navigation.back`.
+    /// With a routing configuration it is the same back as `router.perform goBack`
+    /// (`routerDecidesBack`): the router's when the drawer is open or the active stack has a
+    /// single item (close the drawer; dismiss a modal; the tab's `back_behavior`), else the
+    /// contract's back algorithm.
     mutating func back(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
+        if s.isRouted, routerDecidesBack(s) {
+            return routerBack(&s, requester: requester, replyTo: replyTo, cause: cause, now: now)
+        }
         let singleTab = singleTab(s)
         run(&s, .back(requester: requester, singleTab: singleTab), cause: cause, now: now) { b, s, result in
             switch result {

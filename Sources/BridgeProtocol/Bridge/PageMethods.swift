@@ -1,9 +1,9 @@
 /// Page requests and events (contract section 5); `navigate` and `back` are in Navigation.swift.
 extension Bridge {
-    mutating func pageRequest(_ client: ClientID, id: Int64, method name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
-        guard let method = PageMethod(rawValue: name) else {
-            if name == "hello" { throw ProtocolError(.conflict, "this connection already said hello") }
-            if ControllerMethod(name) != nil {
+    mutating func pageRequest(_ client: ClientID, id: Int64, method known: BridgeMethod?, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
+        guard let known, let method = PageMethod(known) else {
+            if known == .hello { throw ProtocolError(.conflict, "this connection already said hello") }
+            if known != nil {
                 throw ProtocolError(.notAllowed, "\"\(name)\" is for controllers; this connection is a page")
             }
             throw ProtocolError(.unknownMethod, "no method \"\(name)\"")
@@ -14,7 +14,7 @@ extension Bridge {
             let title = try p.optionalString("title")
             try pwaNavigate(client, id: id, url: url, title: title, session: &s, webview: webview, now: now)
         case .pwaRendered:
-            run(&s, .pwaRendered(from: webview), cause: "pwa-rendered", now: now) { b, _, result in
+            run(&s, .pwaRendered(from: webview), cause: BridgeMethod.pwaRendered.name, now: now) { b, _, result in
                 switch result {
                 case .success(.pwaRendered(let removed, let latency)):
                     b.sendResult(client, id: id) { w in
@@ -31,7 +31,7 @@ extension Bridge {
                 }
             }
         case .back:
-            back(&s, requester: webview, replyTo: (client, id), cause: "back", now: now)
+            back(&s, requester: webview, replyTo: (client, id), cause: BridgeMethod.back.name, now: now)
         case .navigate:
             let url = try p.string("url")
             navigate(&s, from: webview, client: client, url: url, replyTo: id, now: now)
@@ -39,10 +39,10 @@ extension Bridge {
             sendResult(client, id: id) { _ in }
         case .deeplinkOpen:
             guard s.isRouted else {
-                throw ProtocolError(.unknownMethod, "\"deeplink.open\" needs a routing configuration: start bridged with --config FILE")
+                throw ProtocolError(.unknownMethod, "\"\(name)\" needs a routing configuration: start bridged with --config FILE")
             }
             let action = try Self.deeplinkAction(p)
-            try runRouterAction(action, on: &s, requester: webview, cause: "deeplink.open", now: now) { b, s, outcome in
+            try runRouterAction(action, on: &s, requester: webview, cause: name, now: now) { b, s, outcome in
                 b.writeOutcome(client, id: id, outcome, &s)
             }
         }
@@ -53,7 +53,7 @@ extension Bridge {
     mutating func pwaNavigate(_ client: ClientID, id: Int64?, url: String?, title: String?, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
         try checkPush(&s, url: url, title: title)
         if s.isBrowser, waitForSnapshot(client, &s, webview: webview, PendingNavigate(id: id, url: url, title: title)) { return }
-        run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: "pwa-navigate", now: now) { b, s, result in
+        run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: BridgeMethod.pwaNavigate.name, now: now) { b, s, result in
             switch result {
             case .success(.pwaNavigate(let placeholder)):
                 b.keepSnapshot(&s, placeholder: placeholder)
@@ -74,7 +74,7 @@ extension Bridge {
 
     mutating func pageEvent(_ client: ClientID, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
         if s.hotwire != nil, hotwirePageEvent(client, name: name, p.object, &s, webview: webview, now: now) { return }
-        guard let event = PageEventName(rawValue: name) else {
+        guard let event = PageEventName(name: name) else {
             emit(&s, "app.event") { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("name"); w.string(name)
@@ -88,9 +88,9 @@ extension Bridge {
             let title = try p.optionalString("title")
             try pwaNavigate(client, id: nil, url: url, title: title, session: &s, webview: webview, now: now)
         case .pwaRendered:
-            run(&s, .pwaRendered(from: webview), cause: "pwa-rendered", now: now)
+            run(&s, .pwaRendered(from: webview), cause: BridgeMethod.pwaRendered.name, now: now)
         case .back:
-            back(&s, requester: webview, replyTo: nil, cause: "back", now: now)
+            back(&s, requester: webview, replyTo: nil, cause: BridgeMethod.back.name, now: now)
         case .navigate:
             let url = try p.string("url")
             navigate(&s, from: webview, client: client, url: url, replyTo: nil, now: now)
@@ -99,7 +99,7 @@ extension Bridge {
             let source = try p.optionalString("source")
             try checkURL(url, "url")
             // The engine's observation is announced here, with the page's `source`.
-            run(&s, .pwaNavigated(from: webview, url: url), cause: "pwa-navigated", now: now) { b, s, result in
+            run(&s, .pwaNavigated(from: webview, url: url), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                 guard case .success = result else { return }
                 b.emit(&s, "pwa-navigated") { w in
                     w.key("webview"); w.string(webview.description)

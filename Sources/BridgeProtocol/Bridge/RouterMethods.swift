@@ -29,11 +29,20 @@ extension Bridge {
         guard let tree = s.tree else { return }
         for stack in tree.stackIDs {
             for item in tree[stack] ?? [] where item.kind == .webview {
-                let id = item.id
-                guard s.webTokens[id] == nil else { continue }
-                s.webTokens[id] = s.engine.webView(id)?.token ?? randomHex(bytes: 16)
+                _ = issueToken(&s, item.id)
             }
         }
+    }
+
+    /// The token of a web view of the tree: the one it has (the engine's, or the one issued
+    /// with the tree), else a new one (128 random bits), kept. The only way the router and the
+    /// Hotwire navigator get a web view's token, so that none is ever made without one (an
+    /// empty token would compare equal to an empty claim).
+    mutating func issueToken(_ s: inout Session, _ id: ItemID) -> String {
+        if let token = s.webTokens[id] { return token }
+        let token = s.engine.webView(id)?.token ?? randomHex(bytes: 16)
+        s.webTokens[id] = token
+        return token
     }
 
     /// The token of a web view anywhere in the session (the engine's stack or the tree).
@@ -78,7 +87,7 @@ extension Bridge {
 
     /// The engine's items for a stack of the tree: known items as the engine has them, new ones
     /// made from the tree (web views with their tokens and whether a page speaks for them).
-    func engineStack(_ items: [RouteStackItem], _ s: Session) -> [StackItem] {
+    mutating func engineStack(_ items: [RouteStackItem], _ s: inout Session) -> [StackItem] {
         items.map { r -> StackItem in
             let id = r.id
             if let i = s.engine.index(of: id) {
@@ -89,7 +98,7 @@ extension Bridge {
             switch r.kind {
             case .webview:
                 return .webview(WebView(id: id, mode: .classic, url: r.url, title: r.title,
-                                        connected: s.pages[id] != nil, token: s.webTokens[id] ?? ""))
+                                        connected: s.pages[id] != nil, token: issueToken(&s, id)))
             case .placeholder:
                 return .placeholder(Placeholder(id: id, of: r.of ?? id, url: r.url, title: r.title))
             case .native:
@@ -136,7 +145,7 @@ extension Bridge {
             }
         }
         let removed = outcome.removed
-        let newStack = engineStack(tree.activeStack, draft)
+        let newStack = engineStack(tree.activeStack, &draft)
         let singleTab = singleTab(draft)
         let oldStackIDs = draft.engine.stack.map(\.id)
         var list = takeEffectStorage()
@@ -229,9 +238,9 @@ extension Bridge {
 
     // MARK: Requests
 
-    mutating func routerRequest(_ method: RouterMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
+    mutating func routerRequest(_ method: RouterMethod, named name: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
         guard let router else {
-            throw ProtocolError(.unknownMethod, "\"\(method.rawValue)\" needs a routing configuration: start bridged with --config FILE")
+            throw ProtocolError(.unknownMethod, "\"\(name.name)\" needs a routing configuration: start bridged with --config FILE")
         }
         switch method {
         case .resolve:
@@ -261,39 +270,73 @@ extension Bridge {
         case .perform:
             try withExistingSession(p) { (b, s) throws(ProtocolError) in
                 guard let a = p.object["action"] else { throw ProtocolError(.invalidParams, "\"action\" is required") }
-                try b.routerActionRequest(try Self.routerAction(a), &s, method, client, id: id, now: now)
+                try b.routerActionRequest(try Self.routerAction(a), &s, name, client, id: id, now: now)
             }
         case .deeplinkOpen:
             try withExistingSession(p) { (b, s) throws(ProtocolError) in
-                try b.routerActionRequest(try Self.deeplinkAction(p), &s, method, client, id: id, now: now)
+                try b.routerActionRequest(try Self.deeplinkAction(p), &s, name, client, id: id, now: now)
             }
         case .selectTab:
             try withExistingSession(p) { (b, s) throws(ProtocolError) in
-                try b.routerActionRequest(.selectTab(try p.string("tab")), &s, method, client, id: id, now: now)
+                try b.routerActionRequest(.selectTab(try p.string("tab")), &s, name, client, id: id, now: now)
             }
         }
     }
 
     /// `router.perform`, `router.selectTab`, `deeplink.open`: the action, then its outcome as the reply.
-    mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: RouterMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
-        if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.rawValue, now: now) {
+    mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: BridgeMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
+        if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.name, now: now) {
             return
         }
-        try runRouterAction(action, on: &s, requester: nil, cause: method.rawValue, now: now) { b, s, outcome in
+        try runRouterAction(action, on: &s, requester: nil, cause: method.name, now: now) { b, s, outcome in
             b.writeOutcome(client, id: id, outcome, &s)
+        }
+    }
+
+    // MARK: Back
+
+    /// The one back of a routed session, whoever asks (`router.perform goBack`,
+    /// `navigation.back`, a page's `back`): whether the router decides it — the drawer is open
+    /// (close it), or the active stack has one item (dismiss a modal; on a tab, its
+    /// `back_behavior`) — rather than the contract's back algorithm on the active stack (so
+    /// that the page is told to go back and the placeholder's foreground is shown).
+    func routerDecidesBack(_ s: Session) -> Bool {
+        guard case .some = router, s.hotwire == nil, let tree = s.tree else { return false }
+        return tree.drawerOpen || !s.engine.canGoBack
+    }
+
+    /// `navigation.back` or a page's `back` that the router decides: its `goBack`, answered as
+    /// the back algorithm answers (`{action, removed, stack}`; `action` is the router's:
+    /// `drawer`, `dismiss`, `selectTab` or `none`). A refusal (a page not on top) answers an
+    /// error, or, for an event, changes nothing.
+    mutating func routerBack(_ s: inout Session, requester: ItemID?, replyTo: (ClientID, Int64)?, cause: String, now: Int64) {
+        do throws(ProtocolError) {
+            try runRouterAction(.goBack, on: &s, requester: requester, cause: cause, now: now) { b, s, outcome in
+                if let action = BackAction(rawValue: outcome.kind.rawValue) { b.stats.back(action) }
+                guard let (client, id) = replyTo else { return }
+                let stack = b.stackJSON(&s)
+                b.sendResult(client, id: id) { w in
+                    w.key("action"); w.string(outcome.kind.rawValue)
+                    w.key("removed"); Self.writeIDs(outcome.removed, into: &w)
+                    w.key("stack"); w.raw(stack)
+                }
+            }
+        } catch {
+            if let (client, id) = replyTo { sendError(client, id: id, error) }
         }
     }
 
     /// `goBack` on an active stack with room to go back, the drawer closed: the engine's back
     /// algorithm (so the page is told to go back and the placeholder's foreground is shown).
-    /// Returns false when the router must decide (drawer, dismissing a modal, tabs).
+    /// Returns false when the router must decide (`routerDecidesBack`).
     mutating func engineBack(_ s: inout Session, client: ClientID, id: Int64, cause: String, now: Int64) throws(ProtocolError) -> Bool {
-        guard let tree = s.tree, !tree.drawerOpen, s.engine.canGoBack else { return false }
+        guard !routerDecidesBack(s), s.isRouted else { return false }
         let singleTab = singleTab(s)
         var list = takeEffectStorage()
         defer { returnEffectStorage(&list) }
         switch s.engine.handle(.back(requester: nil, singleTab: singleTab), at: now, into: &list) {
         case .success(.back(let action, let removed)):
+            stats.back(action)
             let transitions = syncTree(&s)
             let after = s.tree!
             for r in removed { s.webTokens[r] = nil }
@@ -338,7 +381,7 @@ extension Bridge {
     mutating func routeNavigate(_ s: inout Session, from webview: ItemID, client: ClientID, url: String, replyTo id: Int64?, now: Int64) {
         do throws(ProtocolError) {
             let action = try Self.routerAction(["type": "push", "url": .string(PageURL.stripClaim(url))])
-            try runRouterAction(action, on: &s, requester: webview, cause: "navigate", now: now) { b, s, outcome in
+            try runRouterAction(action, on: &s, requester: webview, cause: BridgeMethod.navigate.name, now: now) { b, s, outcome in
                 if let id { b.writeOutcome(client, id: id, outcome, &s) }
             }
         } catch {

@@ -15,12 +15,6 @@ struct Client: Equatable {
         /// session closed); its connection is being closed.
         case detached(session: String, webview: ItemID, why: String)
         case controller(ControllerInfo)
-
-        /// For a controller, whether it is a read-only observer; nil for any other role.
-        var controllerObserver: Bool? {
-            if case .controller(let info) = self { return info.observer }
-            return nil
-        }
     }
 }
 

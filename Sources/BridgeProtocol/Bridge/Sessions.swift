@@ -18,7 +18,7 @@ extension Bridge {
             if profile != nil {
                 throw ProtocolError(.invalidParams, "profile \"\(HotwireProfile.name)\" needs a browser session: {\"browser\": true}")
             }
-            try createSession(url: url, connectedBy: nil, subscriber: client, cause: "session.create", now: now) { b, s in
+            try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
                 let w1 = ItemID.webview(1)
                 let token = s.engine.webView(w1)!.token
                 let sid = s.id
@@ -209,7 +209,7 @@ extension Bridge {
     /// Closes a session: pages told and closed, subscribers told, everything forgotten.
     mutating func closeSession(_ sid: String, reason: String, now: Int64) {
         withSession(sid) { b, s in
-            b.run(&s, .close(reason: reason == "closed" ? "session-closed" : reason), cause: "session.close", now: now)
+            b.run(&s, .close(reason: reason == "closed" ? "session-closed" : reason), cause: BridgeMethod.sessionClose.name, now: now)
             b.emit(&s, "session.closed") { w in w.key("reason"); w.string(reason) }
         }
         guard let s = sessions.remove(sid) else { return }

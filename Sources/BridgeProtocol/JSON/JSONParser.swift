@@ -44,7 +44,7 @@ public enum JSONParser {
     public static let maxSupportedDepth = 1024
 
     public static func parse(
-        _ bytes: UnsafeRawBufferPointer, maxDepth: Int = 64
+        _ bytes: UnsafeRawBufferPointer, maxDepth: Int = defaultMaxDepth
     ) throws(JSONParseError) -> JSONValue {
         precondition(
             maxDepth >= 0 && maxDepth <= maxSupportedDepth,
@@ -56,14 +56,14 @@ public enum JSONParser {
         return try reader.parseDocument()
     }
 
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         let result = bytes.withUnsafeBytes { buffer in
             Result { () throws(JSONParseError) -> JSONValue in try parse(buffer, maxDepth: maxDepth) }
         }
         return try result.get()
     }
 
-    public static func parse(_ text: String, maxDepth: Int = 64) throws(JSONParseError) -> JSONValue {
+    public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         let result = text.utf8.withContiguousStorageIfAvailable { utf8 in
             Result { () throws(JSONParseError) -> JSONValue in
                 try parse(UnsafeRawBufferPointer(utf8), maxDepth: maxDepth)

@@ -318,8 +318,9 @@ extension Router {
                 s.tree.modal = []
                 return outcome(.dismiss, removed: [items[0].id], item: s.tree.activeStack.last, tree: s.tree)
             }
-            if config.backBehavior == .initialTab, s.tree.activeTabName != initialTab {
-                s.tree.activeTab = s.tree.tabIndex(initialTab)!
+            // (A session whose url is no screen of the app has one tab, `main`, and no initial tab.)
+            if config.backBehavior == .initialTab, s.tree.activeTabName != initialTab, let initial = s.tree.tabIndex(initialTab) {
+                s.tree.activeTab = initial
                 return outcome(.selectTab, item: s.tree.activeStack.last, tree: s.tree)
             }
             return outcome(.none, item: items[0], tree: s.tree)

@@ -11,6 +11,9 @@ public struct BrowserConfiguration: Sendable {
     public var bridgeJS = ""
     /// js-client/hotwire/hotwire.js, injected after the client in hotwire-native sessions' tabs.
     public var hotwireJS = ""
+    /// Starts the browser: Chromium on its DevTools pipe. Tests put a fake Chromium here
+    /// (`Tests/BridgeBrowserFakes`), which plays Chromium's side of the DevTools protocol by script.
+    public var launcher: BrowserLauncher = BrowserHost.chromium
 
     public init() {}
 }
@@ -33,10 +36,13 @@ final class BrowserSide {
     let classicBridge: String
     var bridgeURL = ""
     var moduleURL = ""
+    /// Why no Chromium could be started after the last one went away (`--devtools`), until one
+    /// runs again; `/api/devtools` says it.
+    var restartFailure: String?
 
     init(configuration: BrowserConfiguration, events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.configuration = configuration
-        self.host = BrowserHost(options: configuration.options, events: events)
+        self.host = BrowserHost(options: configuration.options, launcher: configuration.launcher, events: events)
         self.classicBridge = InjectedClient.classicBridge(configuration.bridgeJS)
     }
 
@@ -214,7 +220,11 @@ extension Daemon {
             logger.warning("\(session) \(webview): the tab's renderer crashed")
         case .browserCrashed(let sessions):
             logger.error("Chromium went away; the pages of \(sessions.count) browser session(s) are disconnected")
+            browser?.restartFailure = nil
             feed(.host(.browserCrashed(sessions: sessions)))
+        case .restartFailed(let reason):
+            logger.error("Chromium could not be started again after it went away: \(reason); there is no DevTools url (GET /api/devtools answers 503) until the next browser session starts one")
+            browser?.restartFailure = reason
         }
     }
 
@@ -250,8 +260,26 @@ extension Daemon {
 extension Daemon {
     /// Starts a browser session on `url` as if a controller had sent
     /// `session.create {url, browser: true}` (`bridged open`). Call on the service thread
-    /// (e.g. from `onStart`).
-    public func openBrowserSession(url: String, profile: JSONObject = JSONObject()) {
-        feed(.openBrowserSession(url: url, profile: profile))
+    /// (e.g. from `onStart`). When the Bridge refuses (a url over `--max-url-bytes`, the
+    /// `--max-sessions` limit, a bad profile), nothing opens: the refusal is logged and thrown.
+    /// Returns the new session's id.
+    @discardableResult
+    public func openBrowserSession(url: String, profile: JSONObject = JSONObject()) throws(ProtocolError) -> String {
+        let t = now
+        let before = Set(bridge.sessionIDs)
+        let refusal: ProtocolError?
+        do {
+            try bridge.openBrowserSession(url: url, profile: profile, at: t)
+            refusal = nil
+        } catch {
+            refusal = error
+        }
+        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile), at: t) }
+        perform()
+        if let refusal {
+            logger.error("cannot open \(url) in a browser session: \(refusal.message)")
+            throw refusal
+        }
+        return bridge.sessionIDs.first { !before.contains($0) } ?? ""
     }
 }

@@ -41,6 +41,9 @@ extension Daemon {
             return error(404, "not-found", "this daemon has no DevTools port: start it with --devtools (bridged serve --devtools)")
         }
         guard let url = browser?.host.devtoolsURL else {
+            if let reason = browser?.restartFailure {
+                return error(503, "unavailable", "Chromium could not be started again after it went away (\(reason)); the next browser session starts one")
+            }
             return error(503, "unavailable", "Chromium is not running yet (it is starting, or restarting after a crash); ask again in a moment")
         }
         return HTTPResponse(status: 200, contentType: "application/json",

@@ -57,9 +57,6 @@ extension Daemon {
         randomTape.isRecording = true
     }
 
-    /// The trace file being written, if any.
-    public var recordingPath: String? { recorder?.path }
-
     /// The header, once the port is known (the routing configuration's origin names it).
     func writeTraceHeader() {
         guard let w = recorder, !w.wroteHeader else { return }

@@ -17,6 +17,8 @@ public final class TransportRemote: Sendable {
         var context: OpaquePointer? = nil
         var stopRequested = false
         var finished = false
+        /// Tests on a fake transport: told (on the enqueuing thread) that work is waiting.
+        var onSubmit: (@Sendable () -> Void)? = nil
     }
 
     let state = Locked(State())
@@ -46,11 +48,13 @@ public final class TransportRemote: Sendable {
     public var isStopRequested: Bool { state.withLock { $0.stopRequested } }
 
     private func submit(_ item: Work) {
-        state.withLock { s in
-            guard !s.finished else { return }
+        let told: (@Sendable () -> Void)? = state.withLock { s in
+            guard !s.finished else { return nil }
             s.work.append(item)
             if let ctx = s.context { lws_cancel_service(ctx) }
+            return s.onSubmit
         }
+        told?()
     }
 
     // MARK: service-thread side

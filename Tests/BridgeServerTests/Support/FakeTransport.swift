@@ -1,4 +1,5 @@
 @testable import BridgeServer
+import BridgeBrowserFakes
 import BridgeProtocol
 
 /// A transport that records what the daemon asks of it and lets a test drive time by hand (the
@@ -27,6 +28,13 @@ final class FakeTransport: ServerTransport {
     var closures: [(serial: UInt64, deadline: Int64, body: () -> Void)] = []
     private var serial: UInt64 = 1
     private var nextConnection: UInt64 = 1
+    /// One element per `remote.enqueue` from another thread.
+    private let submitted = Inbox<Int>()
+
+    init() {
+        let submitted = self.submitted
+        remote.state.withLock { $0.onSubmit = { submitted.append(1) } }
+    }
 
     func run() throws {
         port = 4242
@@ -103,6 +111,19 @@ final class FakeTransport: ServerTransport {
     /// The messages sent to `id`, oldest first; clears them from `events` when `take`.
     func sent(to id: ConnectionID) -> [String] {
         events.compactMap { if case .send(id, let text) = $0 { text } else { nil } }
+    }
+
+    /// Runs what other threads queued for the service thread (the browser host's results),
+    /// here, as the service thread would, until `done` holds; waits for each next piece of work
+    /// (up to `timeout` seconds for one).
+    func serviceRemote(timeout: Double = 30, until done: () -> Bool) async throws {
+        while true {
+            for work in remote.takeWork().work {
+                if case .plain(let body) = work { body() }
+            }
+            if done() { return }
+            _ = try await submitted.next(timeout: timeout) { _ in true }
+        }
     }
 
     func takeEvents() -> [Event] {

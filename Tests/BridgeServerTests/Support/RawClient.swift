@@ -146,4 +146,12 @@ final class RawClient {
             if f.fin { joined!.fin = true; return (frames, joined!) }
         }
     }
+
+    /// Reads (and drops) everything up to the close frame; returns its code.
+    func readUntilClose() throws -> UInt16? {
+        while true {
+            let f = try readFrame()
+            if f.opcode == 8 { return f.closeCode }
+        }
+    }
 }

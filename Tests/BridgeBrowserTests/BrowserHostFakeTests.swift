@@ -1,0 +1,217 @@
+import BridgeBrowser
+import BridgeBrowserFakes
+import BridgeProtocol
+import Foundation
+import Testing
+
+/// The browser host against a fake Chromium (`FakeChromium`): what it sends for each call, and
+/// what it makes of what the browser reports. No Chromium needed; the real-Chromium tests are in
+/// BrowserHostTests.
+@Suite struct BrowserHostFakeTests {
+    let chromium = FakeChromium()
+    let events = Inbox<BrowserEvent>()
+
+    func makeHost(_ configure: (inout BrowserOptions) -> Void = { _ in }) -> BrowserHost {
+        var options = BrowserOptions()
+        configure(&options)
+        let events = self.events
+        return BrowserHost(options: options, launcher: chromium.launcher) { events.append($0) }
+    }
+
+    /// A session `s1` with its root web view `W1` on `url` (tab `T1`, attached as `S-T1`).
+    func rootTab(_ host: BrowserHost, url: String = "http://app.test/a") async throws {
+        try await host.createSession("s1")
+        let target = try await host.openTab(session: "s1", webview: .webview(1), url: url, script: "window.injected = 1", root: true)
+        #expect(target == "T1")
+    }
+
+    @Test func aTabPerWebViewDressedAsThePhonesWebView() async throws {
+        let host = makeHost()
+        let context = try await host.createSession("s1")
+        #expect(context == "C1")
+        #expect(chromium.methods() == ["Browser.getVersion", "Target.setDiscoverTargets", "Target.createBrowserContext"])
+        let target = try await host.openTab(session: "s1", webview: .webview(1), url: "http://app.test/a", script: "window.injected = 1", root: true)
+        #expect(target == "T1")
+        let created = try await chromium.next("Target.createTarget")
+        #expect(created.params == ["url": "about:blank", "browserContextId": "C1"])
+        let attached = try await chromium.next("Target.attachToTarget")
+        #expect(attached.params == ["targetId": "T1", "flatten": true])
+        // The tab's setup, all on its own session, before its page loads.
+        let setup = chromium.methods(session: "S-T1")
+        #expect(Set(setup.prefix(7)) == ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
+                                         "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled"])
+        #expect(Array(setup.dropFirst(7)) == ["Page.addScriptToEvaluateOnNewDocument", "Runtime.evaluate"])
+        let fetch = try await chromium.next("Fetch.enable")
+        #expect(fetch.params["patterns"] == [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]])
+        let ua = try await chromium.next("Emulation.setUserAgentOverride")
+        let userAgent = try #require(ua.params["userAgent"]?.stringValue)
+        #expect(userAgent.hasSuffix("(KHTML, like Gecko) Chrome/156.0.7000.1 Mobile Safari/537.36 Astro App/1.0"), "\(userAgent)")
+        #expect(ua.params["userAgentMetadata"]?["mobile"] == true)
+        let metrics = try await chromium.next("Emulation.setDeviceMetricsOverride")
+        #expect(metrics.params == ["width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": true])
+        let script = try await chromium.next("Page.addScriptToEvaluateOnNewDocument")
+        #expect(script.params == ["source": "window.injected = 1", "runImmediately": true])
+        // The root replaces the tab's about:blank entry: nothing is below it.
+        let replace = try await chromium.next("Runtime.evaluate")
+        #expect(replace.params["expression"] == #"location.replace("http://app.test/a"); true"#)
+
+        // A second web view: a second tab in the same context, navigated (about:blank stays below).
+        let second = try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: nil)
+        #expect(second == "T2")
+        let navigate = try await chromium.next("Page.navigate")
+        #expect(navigate.sessionId == "S-T2" && navigate.params == ["url": "http://app.test/b"])
+        #expect(!chromium.methods(session: "S-T2").contains("Page.addScriptToEvaluateOnNewDocument"))
+        #expect(await host.tabCount == 2)
+        #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T2")
+
+        await host.closeTab(session: "s1", webview: .webview(2))
+        let close = try await chromium.next("Target.closeTarget")
+        #expect(close.params == ["targetId": "T2"])
+        #expect(await host.tabCount == 1)
+        await host.closeSession("s1")
+        let dispose = try await chromium.next("Target.disposeBrowserContext")
+        #expect(dispose.params == ["browserContextId": "C1"])
+        let (tabs, sessions) = (await host.tabCount, await host.sessionCount)
+        #expect(tabs == 0 && sessions == 0)
+        await host.shutdown()
+        #expect(chromium.methods().last == "Browser.close")
+    }
+
+    @Test func aNavigationThePageStartsIsStoppedAndReported() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        // The tab's own load passes.
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET", "headers": [:]]], session: "S-T1")
+        let passed = try await chromium.next("Fetch.continueRequest")
+        #expect(passed.params == ["requestId": "r1"] && passed.sessionId == "S-T1")
+
+        // A form's POST: stopped before it leaves the browser, and handed to the owner.
+        chromium.emit("Page.frameRequestedNavigation", ["frameId": "T1", "url": "http://app.test/submit", "reason": "formSubmissionPost"], session: "S-T1")
+        chromium.emit("Page.frameStartedNavigating", ["frameId": "T1", "url": "http://app.test/submit", "navigationType": "differentDocument"], session: "S-T1")
+        chromium.emit("Fetch.requestPaused", ["requestId": "r2", "frameId": "T1", "request": [
+            "url": "http://app.test/submit", "method": "POST", "hasPostData": true, "postData": "name=a+b",
+            "headers": ["Content-Type": "application/x-www-form-urlencoded"],
+        ]], session: "S-T1")
+        let stopped = try await chromium.next("Fetch.failRequest")
+        #expect(stopped.params == ["requestId": "r2", "errorReason": "Aborted"])
+        let post = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(post == .navigationRequested(session: "s1", webview: .webview(1), request: NavigationRequest(
+            url: "http://app.test/submit", method: "POST", postData: Array("name=a+b".utf8),
+            headers: ["Content-Type": "application/x-www-form-urlencoded"])))
+
+        // A frame inside the page loads as it likes.
+        chromium.emit("Fetch.requestPaused", ["requestId": "r3", "frameId": "F9", "request": ["url": "http://ads.test/", "method": "GET"]], session: "S-T1")
+        let frame = try await chromium.next("Fetch.continueRequest")
+        #expect(frame.params == ["requestId": "r3"])
+
+        // A url of a scheme the browser cannot load.
+        chromium.emit("Page.frameRequestedNavigation", ["frameId": "T1", "url": "tt://settings"], session: "S-T1")
+        let custom = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(custom == .navigationRequested(session: "s1", webview: .webview(1), request: NavigationRequest(url: "tt://settings", kind: .customScheme)))
+
+        // window.open: the popup is closed once it names its url.
+        chromium.emit("Target.targetCreated", ["targetInfo": ["targetId": "T9", "type": "page", "openerId": "T1", "url": ""]])
+        chromium.emit("Target.targetInfoChanged", ["targetInfo": ["targetId": "T9", "type": "page", "url": "http://app.test/popup"]])
+        let popup = try await chromium.next("Target.closeTarget")
+        #expect(popup.params == ["targetId": "T9"])
+        let opened = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(opened == .navigationRequested(session: "s1", webview: .webview(1), request: NavigationRequest(url: "http://app.test/popup", kind: .windowOpen)))
+
+        // The page's own history.back() to the about:blank below it: a back of the host.
+        chromium.emit("Page.frameStartedNavigating", ["frameId": "T1", "url": "about:blank", "navigationType": "historyDifferentDocument"], session: "S-T1")
+        try await chromium.next("Page.stopLoading")
+        let back = try await events.next { if case .historyBack = $0 { true } else { false } }
+        #expect(back == .historyBack(session: "s1", webview: .webview(1)))
+
+        // Within the document: the url follows.
+        chromium.emit("Page.navigatedWithinDocument", ["frameId": "T1", "url": "http://app.test/a#x"], session: "S-T1")
+        let moved = try await events.next { if case .urlChanged = $0 { true } else { false } }
+        #expect(moved == .urlChanged(session: "s1", webview: .webview(1), url: "http://app.test/a#x"))
+        #expect(events.untaken.isEmpty, "\(events.untaken)")
+        await host.shutdown()
+    }
+
+    @Test func aPageThatCannotLoadFailsItsTab() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.on("Page.navigate") { _ in .result(["frameId": "T2", "loaderId": "L1", "errorText": "net::ERR_CONNECTION_REFUSED"]) }
+        await #expect(throws: BrowserError.loadFailed(url: "http://127.0.0.1:9/down", reason: "net::ERR_CONNECTION_REFUSED")) {
+            try await host.openTab(session: "s1", webview: .webview(2), url: "http://127.0.0.1:9/down", script: nil)
+        }
+        // Its tab is closed and forgotten.
+        let close = try await chromium.next("Target.closeTarget")
+        #expect(close.params == ["targetId": "T2"])
+        #expect(await !host.hasTab(session: "s1", webview: .webview(2)))
+        #expect(await host.tabCount == 1)
+        // The browser refusing a call is a failure too, with its words.
+        chromium.on("Target.createTarget") { _ in .error("Failed to create target") }
+        await #expect(throws: BrowserError.browser("Failed to create target")) {
+            try await host.openTab(session: "s1", webview: .webview(3), url: "http://app.test/c", script: nil)
+        }
+        await #expect(throws: BrowserError.unknownTarget("session s2")) {
+            try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: nil)
+        }
+        await host.shutdown()
+    }
+
+    @Test func crashesAreReported() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        // A tab's renderer: reported either way Chromium says it.
+        chromium.emit("Inspector.targetCrashed", session: "S-T1")
+        let tab = try await events.next { _ in true }
+        #expect(tab == .tabCrashed(session: "s1", webview: .webview(1)))
+        chromium.emit("Target.targetCrashed", ["targetId": "T1", "status": "crashed", "errorCode": 9])
+        let again = try await events.next { _ in true }
+        #expect(again == .tabCrashed(session: "s1", webview: .webview(1)))
+
+        // The browser itself: a call under way fails, the sessions are named, the tabs are gone.
+        chromium.on("Page.captureScreenshot") { _ in .later }
+        let shot = Task { try await host.screenshot(session: "s1", webview: .webview(1)) }
+        try await chromium.next("Page.captureScreenshot")
+        chromium.crash()
+        await #expect(throws: BrowserError.disconnected) { try await shot.value }
+        let crashed = try await events.next { _ in true }
+        #expect(crashed == .browserCrashed(sessions: ["s1"]))
+        let (tabs, sessions) = (await host.tabCount, await host.sessionCount)
+        #expect(tabs == 0 && sessions == 0)
+        await #expect(throws: BrowserError.disconnected) { try await host.evaluate(session: "s1", webview: .webview(1), expression: "1") }
+        // Without --devtools nothing restarts until the next session.
+        #expect(chromium.launches == 1)
+        try await host.createSession("s2")
+        #expect(chromium.launches == 2)
+        await host.shutdown()
+        #expect(events.untaken.isEmpty, "\(events.untaken)")
+    }
+
+    @Test func aDevToolsRestartThatFailsIsReported() async throws {
+        let host = makeHost { $0.devtools = true }
+        let url = try await host.start()
+        #expect(url == "ws://127.0.0.1:1/devtools/browser/fake-1")
+        chromium.failLaunches(with: .launchFailed("no memory left"))
+        chromium.crash()
+        let crashed = try await events.next { _ in true }
+        #expect(crashed == .browserCrashed(sessions: []))
+        let failed = try await events.next { _ in true }
+        #expect(failed == .restartFailed(reason: "Chromium could not be started: no memory left"))
+        #expect(host.devtoolsURL == nil)
+        // The next session tries again.
+        chromium.failLaunches(with: nil)
+        try await host.createSession("s1")
+        #expect(host.devtoolsURL == "ws://127.0.0.1:1/devtools/browser/fake-2")
+        await host.shutdown()
+    }
+
+    @Test func aDevToolsRestartThatWorksNamesTheNewBrowser() async throws {
+        let host = makeHost { $0.devtools = true }
+        _ = try await host.start()
+        chromium.crash()
+        let crashed = try await events.next { _ in true }
+        #expect(crashed == .browserCrashed(sessions: []))
+        // The restart's first call is Chromium's version, on the second browser.
+        try await chromium.next("Target.setDiscoverTargets") { $0.browser == 2 }
+        #expect(chromium.launches == 2)
+        await host.shutdown()
+        #expect(events.untaken.isEmpty, "\(events.untaken)")
+    }
+}

@@ -1,0 +1,154 @@
+@testable import BridgeServer
+import BridgeBrowser
+import BridgeBrowserFakes
+import BridgeProtocol
+import Foundation
+import Testing
+
+/// The daemon's browser glue (Daemon+Browser.swift) against a fake Chromium over a fake
+/// transport: the Bridge's `HostWork` becomes DevTools commands, what the browser answers and
+/// reports comes back as `HostResult`s, which the test lets the "service thread" (itself) run
+/// with `serviceRemote`. No Chromium, no sockets.
+@Suite struct DaemonBrowserTests {
+    let chromium = FakeChromium()
+
+    func make(_ configure: @escaping (inout DaemonConfiguration) -> Void = { _ in }) -> (Daemon, FakeTransport) {
+        let launcher = chromium.launcher
+        return DaemonTests.make { c in
+            c.browser.launcher = launcher
+            configure(&c)
+        }
+    }
+
+    static func json(_ text: String) -> JSONValue { (try? JSONParser.parse(text)) ?? .null }
+
+    static func reply(_ fake: FakeTransport, to client: ConnectionID, id: Int) -> JSONValue? {
+        fake.sent(to: client).first { $0.hasPrefix("{\"id\":\(id),") }.map(json)
+    }
+
+    /// A controller that created a browser session on `url` (answered once its tab opened).
+    func browserSession(_ fake: FakeTransport, url: String = "http://app.test/a") async throws -> (controller: ConnectionID, session: String, token: String) {
+        let controller = fake.open()
+        fake.receive(controller, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        fake.receive(controller, #"{"id":2,"method":"session.create","params":{"url":"\#(url)","browser":true}}"#)
+        try await fake.serviceRemote { Self.reply(fake, to: controller, id: 2) != nil }
+        let created = try #require(Self.reply(fake, to: controller, id: 2))
+        let session = try #require(created["result"]?["session"]?.stringValue, "\(created)")
+        let token = try #require(created["result"]?["token"]?.stringValue)
+        return (controller, session, token)
+    }
+
+    /// The page of `W1` in its tab connects and claims it, as the injected client does.
+    static func page(_ fake: FakeTransport, _ session: String, _ token: String) throws -> ConnectionID {
+        let page = fake.open()
+        fake.receive(page, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","session":"\#(session)","webview":"W1","token":"\#(token)","url":"http://app.test/a"}}"#)
+        let hello = try #require(reply(fake, to: page, id: 1))
+        #expect(hello["result"]?["session"]?.stringValue == session, "\(hello)")
+        return page
+    }
+
+    /// Events `name` the controller received.
+    static func events(_ fake: FakeTransport, _ client: ConnectionID, _ name: String) -> [JSONValue] {
+        fake.sent(to: client).map(json).filter { $0["event"]?.stringValue == name }
+    }
+
+    @Test func aBrowserSessionOpensATabAndAStoppedNavigationPushesAWebViewWithItsOwnTab() async throws {
+        let (daemon, fake) = make()
+        let (controller, session, token) = try await browserSession(fake)
+        // HostWork.openTab(root) → a context, a tab, its setup, the page replacing about:blank.
+        let browserMethods = chromium.methods(session: nil)
+        #expect(Array(browserMethods.prefix(5)) == ["Browser.getVersion", "Target.setDiscoverTargets", "Target.createBrowserContext",
+                                                    "Target.createTarget", "Target.attachToTarget"])
+        let replace = try await chromium.next("Runtime.evaluate")
+        #expect(replace.sessionId == "S-T1" && replace.params["expression"] == #"location.replace("http://app.test/a"); true"#)
+        // tabOpened came back: the session knows its tab.
+        fake.receive(controller, #"{"id":3,"method":"session.get","params":{"session":"\#(session)"}}"#)
+        let got = try #require(Self.reply(fake, to: controller, id: 3))
+        #expect(got["result"]?["browserContextId"] == "C1", "\(got)")
+        #expect(got["result"]?["targetIds"] == ["W1": "T1"])
+
+        // The page's own load passes; a link it follows is stopped and becomes W2, in a tab of its own.
+        _ = try Self.page(fake, session, token)
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        try await chromium.next("Fetch.continueRequest")
+        chromium.emit("Page.frameRequestedNavigation", ["frameId": "T1", "url": "http://app.test/b"], session: "S-T1")
+        chromium.emit("Page.frameStartedNavigating", ["frameId": "T1", "url": "http://app.test/b", "navigationType": "differentDocument"], session: "S-T1")
+        chromium.emit("Fetch.requestPaused", ["requestId": "r2", "frameId": "T1", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T1")
+        try await fake.serviceRemote { chromium.methods(session: "S-T2").contains("Page.navigate") }
+        let stopped = try await chromium.next("Fetch.failRequest")
+        #expect(stopped.params == ["requestId": "r2", "errorReason": "Aborted"])
+        let navigate = try await chromium.next("Page.navigate")
+        #expect(navigate.sessionId == "S-T2" && navigate.params["url"]?.stringValue?.hasPrefix("http://app.test/b") == true, "\(navigate)")
+        let changed = Self.events(fake, controller, "stack.changed").last
+        #expect(changed?["params"]?["stack"].map { "\($0)" }?.contains("W2") == true, "\(String(describing: changed))")
+        #expect(daemon.bridge.sessionCount == 1)
+    }
+
+    @Test func aPageThatCannotLoadIsAFailedWebView() async throws {
+        let (_, fake) = make()
+        let (controller, session, _) = try await browserSession(fake)
+        chromium.on("Page.navigate") { _ in .result(["frameId": "T2", "loaderId": "L1", "errorText": "net::ERR_CONNECTION_REFUSED"]) }
+        fake.receive(controller, #"{"id":3,"method":"navigation.navigateToUrl","params":{"session":"\#(session)","url":"http://127.0.0.1:9/down"}}"#)
+        try await fake.serviceRemote { !Self.events(fake, controller, "webview.failed").isEmpty }
+        let failed = try #require(Self.events(fake, controller, "webview.failed").first)
+        #expect(failed["params"]?["webview"] == "W2", "\(failed)")
+        #expect(failed["params"]?["url"] == "http://127.0.0.1:9/down")
+        #expect(failed["params"]?["reason"] == "net::ERR_CONNECTION_REFUSED")
+        // Its tab was closed in the browser.
+        let close = try await chromium.next("Target.closeTarget")
+        #expect(close.params == ["targetId": "T2"])
+    }
+
+    @Test func aBrowserCrashIsReportedToTheSessionsSubscribers() async throws {
+        let (_, fake) = make()
+        let (controller, session, _) = try await browserSession(fake)
+        chromium.crash()
+        try await fake.serviceRemote { !Self.events(fake, controller, "browser.crashed").isEmpty }
+        let crashed = try #require(Self.events(fake, controller, "browser.crashed").first)
+        #expect(crashed["params"]?["session"]?.stringValue == session, "\(crashed)")
+    }
+
+    @Test func aPwaNavigateIsAnsweredAfterItsSnapshotAndTheFramesAfterItWait() async throws {
+        let (daemon, fake) = make()
+        let (_, session, token) = try await browserSession(fake)
+        let page = try Self.page(fake, session, token)
+        chromium.on("Page.captureScreenshot") { _ in .later }
+        fake.receive(page, #"{"id":2,"method":"pwa-navigate","params":{"url":"http://app.test/a/next"}}"#)
+        fake.receive(page, #"{"id":3,"method":"pwa-rendered"}"#)
+        // HostWork.takeSnapshot: the tab is brought to the front and pictured.
+        let shot = try await chromium.next("Page.captureScreenshot")
+        #expect(shot.sessionId == "S-T1")
+        #expect(chromium.methods(session: "S-T1").suffix(2) == ["Page.bringToFront", "Page.captureScreenshot"])
+        // Until the picture is in hand, the page hears nothing more.
+        #expect(Self.reply(fake, to: page, id: 2) == nil && Self.reply(fake, to: page, id: 3) == nil, "\(fake.sent(to: page))")
+        chromium.reply(to: shot, .result(["data": .string(Data(FakeChromium.jpeg).base64EncodedString())]))
+        try await fake.serviceRemote { Self.reply(fake, to: page, id: 3) != nil }
+        let sent = fake.sent(to: page)
+        let second = try #require(sent.firstIndex { $0.hasPrefix(#"{"id":2,"#) })
+        let third = try #require(sent.firstIndex { $0.hasPrefix(#"{"id":3,"#) })
+        #expect(second < third, "replies keep request order")
+        let placeholder = try #require(Self.json(sent[second])["result"]?["placeholder"]?.stringValue, "\(sent[second])")
+        // The placeholder the reply names has the picture.
+        let image = daemon.browserHTTP(path: "/api/sessions/\(session)/placeholders/\(placeholder).jpg")
+        #expect(image?.status == 200 && image?.body == FakeChromium.jpeg)
+    }
+
+    @Test func bridgedOpenSaysWhyNothingOpened() async throws {
+        let (daemon, _) = make { $0.bridge.maxURLBytes = 64 }
+        let long = "http://app.test/" + String(repeating: "x", count: 64)
+        #expect(throws: ProtocolError(.invalidParams, "\"url\" is 80 bytes, more than --max-url-bytes (64) allows")) {
+            try daemon.openBrowserSession(url: long)
+        }
+        #expect(daemon.bridge.sessionCount == 0)
+        #expect(chromium.launches == 0, "no browser was started")
+        #expect(throws: ProtocolError.self) { try daemon.openBrowserSession(url: "http://app.test/", profile: ["profile": "nope"]) }
+        // At the limit of sessions: refused with limit-exceeded.
+        let (full, _) = make { $0.bridge.maxSessions = 1 }
+        let first = try full.openBrowserSession(url: "http://app.test/")
+        #expect(first.hasPrefix("s-"))
+        #expect(throws: ProtocolError(.limitExceeded, "the daemon holds 1 sessions, the most --max-sessions allows")) {
+            try full.openBrowserSession(url: "http://app.test/")
+        }
+        #expect(full.bridge.sessionCount == 1)
+    }
+}
