@@ -248,8 +248,9 @@ import Testing
         #expect(t.count == 2 && !t.isEmpty && t.contains("s-a"))
         // A session taken out for a request and put back.
         let i = t.slot(of: "s-a")!
-        var s = t.take(i)
-        s.idleSince = 5
+        let s = t.take(i)
+        #expect(t["s-a"] == nil && t.contains("s-a"))
+        s.session.idleSince = 5
         t.put(s, at: i)
         #expect(t["s-a"]?.idleSince == 5)
         #expect(t.remove("s-b")?.serial == 2)
@@ -258,6 +259,9 @@ import Testing
         t.insert(Self.record("s-c", 3))
         #expect(t.slot(of: "s-c") == t.slot(of: "s-c") && t.count == 2)
         #expect(Set(t.all.map(\.id)) == ["s-a", "s-c"])
+        // The sweep's question, read in the slots: s-a is idle since 5, s-c not idle.
+        #expect(t.idle { $0 <= 5 }.map(\.id) == ["s-a"])
+        #expect(t.idle { $0 < 5 }.isEmpty)
     }
 
     @Test func sessionTableCopiesStayIndependentAndCompareByContent() {
@@ -269,6 +273,20 @@ import Testing
         var other = snapshot
         other.remove("s-a")
         #expect(t["s-a"]?.serial == 1 && other["s-a"] == nil && snapshot["s-a"]?.serial == 1)
+        // A session changed in its slot after the table was copied: the copy keeps the old one
+        // (the slots are shared until `take`).
+        let i = t.slot(of: "s-a")!
+        let slot = t.take(i)
+        slot.session.idleSince = 9
+        t.put(slot, at: i)
+        #expect(t["s-a"]?.idleSince == 9 && snapshot["s-a"]?.idleSince == nil)
+        // And the other way round: the copy changed, the original not.
+        var copy = t
+        let j = copy.slot(of: "s-a")!
+        let other2 = copy.take(j)
+        other2.session.idleSince = 11
+        copy.put(other2, at: j)
+        #expect(copy["s-a"]?.idleSince == 11 && t["s-a"]?.idleSince == 9)
         // Equal content in other slots is equal.
         var x = SessionTable(), y = SessionTable()
         x.insert(Self.record("s-1", 1)); x.insert(Self.record("s-2", 2))

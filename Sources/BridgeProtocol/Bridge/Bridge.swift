@@ -98,14 +98,14 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// One whole text message from `client`.
     mutating func received(_ client: ClientID, text: UnsafeRawBufferPointer, at now: Int64) {
-        // (Not `clients[client] != nil`: that compares two `Client?` through `Equatable`,
-        // copying the record.)
-        guard clients.keys.contains(client) else { return }
+        // One lookup of the client per frame, and only what the frame needs taken out of its
+        // record (`Requester`; see `handleRequest`).
+        guard let requester = clients[client]?.requester else { return }
         let frame: Frame
         switch Frame.classify(text) {
         case .success(let f): frame = f
         case .failure(let failure):
-            if failure.isEvent, case .fresh? = clients[client]?.role { return }  // events before hello are ignored
+            if failure.isEvent, case .fresh = requester { return }  // events before hello are ignored
             sendError(client, id: failure.id, failure.error)
             return
         }
@@ -114,10 +114,10 @@ public struct Bridge<RNG: RandomNumberGenerator> {
             // The name is matched once, here; everything after switches over the enum.
             let method = BridgeMethod(name: name)
             stats.beginRequest(method)
-            handleRequest(client, id: id, method: method, name: name, params: params, now: now)
+            handleRequest(client, requester, id: id, method: method, name: name, params: params, now: now)
             stats.endRequest()
         case .event(let name, let params):
-            handleEvent(client, name: name, params: params, now: now)
+            handleEvent(client, requester, name: name, params: params, now: now)
         }
     }
 
@@ -153,11 +153,8 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     /// once a second.
     mutating func sweep(at now: Int64) {
         let limit = Int64(configuration.sessionIdleSeconds) * 1_000_000
-        var expired: [(UInt64, String)] = []
-        for s in sessions.all {
-            if let since = s.idleSince, now - since >= limit { expired.append((s.serial, s.id)) }
-        }
-        for (_, sid) in expired.sorted(by: { $0.0 < $1.0 }) {
+        let expired = sessions.idle { since in now - since >= limit }
+        for (_, sid) in expired.sorted(by: { $0.serial < $1.serial }) {
             closeSession(sid, reason: "idle", now: now)
         }
     }
@@ -185,34 +182,32 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 // MARK: - Requests and events by the sender's role
 
 extension Bridge {
-    /// A request: `method` is `name` matched (nil: no such method).
-    mutating func handleRequest(_ client: ClientID, id: Int64, method: BridgeMethod?, name: String, params: JSONObject, now: Int64) {
+    /// A request of `client`, whose role is `requester`; `method` is `name` matched (nil: no
+    /// such method). Only what the request needs is taken out of the client's record: in
+    /// particular a controller's request is handled without a copy of its record in scope: the
+    /// record holds the set of sessions it subscribed to, and `session.create`/`session.close`
+    /// change that set in place, which a live copy would turn into a copy of the whole set
+    /// (O(sessions) per call).
+    mutating func handleRequest(_ client: ClientID, _ requester: Requester, id: Int64, method: BridgeMethod?, name: String, params: JSONObject, now: Int64) {
         let p = Params(params)
-        // One lookup of the client, and only what the request needs taken out of its record
-        // (`Requester`). In particular a controller's request is handled without a copy of its
-        // record in scope: the record holds the set of sessions it subscribed to, and
-        // `session.create`/`session.close` change that set in place, which a live copy would
-        // turn into a copy of the whole set (O(sessions) per call).
-        switch clients[client]?.role.requester {
-        case nil:
-            return
-        case .page(let sid, let webview)?:
+        switch requester {
+        case .page(let sid, let webview, let hint):
             do throws(ProtocolError) {
-                let found: Void? = try withSession(sid) { (b, s) throws(ProtocolError) in
+                let found: Void? = try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
                     try b.pageRequest(client, id: id, method: method, name: name, p, session: &s, webview: webview, now: now)
                 }
                 if found == nil { throw unknownSession(sid) }
             } catch {
                 sendError(client, id: id, error)
             }
-        case .controller(let observer)?:
+        case .controller(let observer):
             do throws(ProtocolError) {
                 if observer { try checkObserver(method, name: name) }
                 try controllerRequest(client, id: id, method: method, name: name, p, now: now)
             } catch {
                 sendError(client, id: id, error)
             }
-        case .fresh?:
+        case .fresh:
             guard method == .hello else {
                 sendError(client, id: id, ProtocolError(.notReady, "\"\(name)\" before \"hello\": the first request on a connection must be \"hello\""))
                 return
@@ -223,7 +218,7 @@ extension Bridge {
             } catch {
                 sendError(client, id: id, error)
             }
-        case .detached(let sid, let webview, let why)?:
+        case .detached(let sid, let webview, let why):
             if method == .hello {
                 sendError(client, id: id, ProtocolError(.conflict, "this connection already said hello"))
             } else if sessions[sid]?.engine.webView(webview) == nil {
@@ -234,13 +229,13 @@ extension Bridge {
         }
     }
 
-    mutating func handleEvent(_ client: ClientID, name: String, params: JSONObject, now: Int64) {
-        guard let c = clients[client], case .page(let sid, let webview) = c.role else {
+    mutating func handleEvent(_ client: ClientID, _ requester: Requester, name: String, params: JSONObject, now: Int64) {
+        guard case .page(let sid, let webview, let hint) = requester else {
             // Events before hello are ignored; controllers send none.
             return
         }
         do throws(ProtocolError) {
-            try withSession(sid) { (b, s) throws(ProtocolError) in
+            try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
                 try b.pageEvent(client, name: name, Params(params), session: &s, webview: webview, now: now)
             }
         } catch {
@@ -249,19 +244,20 @@ extension Bridge {
     }
 }
 
-/// What `handleRequest` takes out of a client's role: everything but a controller's record.
+/// What `handleRequest` takes out of a client's record: everything but a controller's record,
+/// and for a page the slot its session was last found in (`Client.sessionSlot`).
 enum Requester {
     case fresh
-    case page(session: String, webview: ItemID)
+    case page(session: String, webview: ItemID, slotHint: Int)
     case detached(session: String, webview: ItemID, why: String)
     case controller(observer: Bool)
 }
 
-extension Client.Role {
+extension Client {
     var requester: Requester {
-        switch self {
+        switch role {
         case .fresh: .fresh
-        case .page(let sid, let webview): .page(session: sid, webview: webview)
+        case .page(let sid, let webview): .page(session: sid, webview: webview, slotHint: sessionSlot)
         case .detached(let sid, let webview, let why): .detached(session: sid, webview: webview, why: why)
         case .controller(let info): .controller(observer: info.observer)
         }
@@ -272,22 +268,27 @@ extension Client.Role {
 
 extension Bridge {
     /// Runs `body` with session `sid` and the rest of the Bridge, each as a value of its own
-    /// (the session is taken out of its slot for the call and put back). Nil, without calling
+    /// (the session's slot is taken out of the table for the call and put back). Nil, without calling
     /// `body`, when there is no such session. `body` must not reach the same session again.
     @discardableResult
     mutating func withSession<R, E: Error>(_ sid: String, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
         guard let i = sessions.slot(of: sid) else { return nil }
-        // Moved out and `consume`d back on both paths: a `defer { put(s) }` is not seen as the
-        // last use of `s` and copies the whole session (every field retained, then released).
-        var s = sessions.take(i)
-        do {
-            let r = try body(&self, &s)
-            sessions.put(consume s, at: i)
-            return r
-        } catch {
-            sessions.put(consume s, at: i)
-            throw error
-        }
+        // The session is changed where it lies, in its slot (a reference; see SessionTable).
+        let slot = sessions.take(i)
+        defer { sessions.put(slot, at: i) }
+        return try body(&self, &slot.session)
+    }
+
+    /// `withSession` for a page's requests and events: the session is looked for first in slot
+    /// `hint` (where it was found for the page's last message), which spares hashing its id
+    /// (≈ 440 instructions); when it is not there, the slot found is remembered for the next.
+    @discardableResult
+    mutating func withSession<R, E: Error>(_ sid: String, hint: Int, of client: ClientID, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
+        guard let i = sessions.slot(of: sid, hint: hint) else { return nil }
+        if i != hint { clients[client]?.sessionSlot = i }
+        let slot = sessions.take(i)
+        defer { sessions.put(slot, at: i) }
+        return try body(&self, &slot.session)
     }
 }
 

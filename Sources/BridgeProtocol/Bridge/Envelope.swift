@@ -170,12 +170,6 @@ enum FastRequest {
             return true
         }
 
-        func same(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
-            guard a.count == b.count else { return false }
-            for k in 0..<a.count where p[a.lowerBound + k] != p[b.lowerBound + k] { return false }
-            return true
-        }
-
         func string(_ r: Range<Int>) -> String {
             String(decoding: UnsafeBufferPointer(start: p + r.lowerBound, count: r.count), as: UTF8.self)
         }
@@ -267,12 +261,13 @@ enum FastRequest {
             return JSONObject()
         }
         var object = JSONObject()
-        var keys: [Range<Int>] = []
         while true {
             guard let k = flat.plainString(), flat.take(0x3A), let v = flat.plainString() else { break }
-            if keys.contains(where: { flat.same($0, k) }) { break }
-            keys.append(k)
-            object[flat.string(k)] = .string(flat.string(v))
+            // A repeated key goes to the parser (first position, last value). (Looked up in the
+            // object itself: plain ASCII keys are equal exactly when their bytes are.)
+            let key = flat.string(k)
+            if object[key] != nil { break }
+            object.appendNew(key: key, value: .string(flat.string(v)))
             if flat.take(0x2C) { continue }
             if flat.take(0x7D) {
                 c = flat

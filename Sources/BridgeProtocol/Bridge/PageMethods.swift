@@ -63,7 +63,7 @@ extension Bridge {
                     w.appendRaw(#""placeholder":"#)
                     w.appendQuotedID(placeholder)
                     w.appendRaw(#","stack":"#)
-                    w.bytes.append(contentsOf: stack)
+                    w.appendRaw(stack)
                     w.afterRawValue()
                 }
             case .success: break

@@ -6,6 +6,14 @@ struct Client: Equatable {
     var role: Role
     /// Opened by a page of a non-loopback origin (BridgeObserver.swift).
     var foreignOrigin = false
+    /// A page's session's slot position in the `SessionTable` when last found (-1: not yet), a
+    /// hint that spares hashing the session id per request (`withSession(_:hint:of:)`). Not
+    /// state: not compared.
+    var sessionSlot = -1
+
+    static func == (a: Client, b: Client) -> Bool {
+        a.isLoopback == b.isLoopback && a.origin == b.origin && a.role == b.role && a.foreignOrigin == b.foreignOrigin
+    }
 
     enum Role: Equatable {
         /// No successful `hello` yet.

@@ -31,7 +31,7 @@ final class DaemonMetrics {
     private let sessions: Gauge
     private let sendQueueOverflows: Counter
     private let lateRenders: Counter
-    private let renderLatency: CoreMetrics.Timer
+    private var renderLatency = LatencyHistogram(name: "bridged_render_latency_seconds", boundsMs: DaemonMetrics.latencyBucketsMs)
     private var navigations: [Counter] = []
     private var backs: [Counter] = []
     private var removals: [Counter] = []
@@ -46,22 +46,16 @@ final class DaemonMetrics {
     private var seenTransport = TransportCounters()
     private var latencies: [Int] = []
 
-    /// Render-latency histogram buckets (seconds): from one frame to past the default fallback.
-    static let latencyBuckets: [Duration] = [
-        .milliseconds(5), .milliseconds(10), .milliseconds(16), .milliseconds(25), .milliseconds(50),
-        .milliseconds(100), .milliseconds(250), .milliseconds(500), .milliseconds(1000),
-        .milliseconds(2500), .milliseconds(5000),
-    ]
+    /// Render-latency histogram buckets (ms): from one frame to past the default fallback.
+    static let latencyBucketsMs = [5, 10, 16, 25, 50, 100, 250, 500, 1000, 2500, 5000]
 
     init() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.durationHistogramBuckets["bridged_render_latency_seconds"] = Self.latencyBuckets
+        let factory = PrometheusMetricsFactory(registry: registry)
         self.factory = factory
         connections = Gauge(label: "bridged_connections", factory: factory)
         sessions = Gauge(label: "bridged_sessions", factory: factory)
         sendQueueOverflows = Counter(label: "bridged_send_queue_overflows_total", factory: factory)
         lateRenders = Counter(label: "bridged_late_renders_total", factory: factory)
-        renderLatency = CoreMetrics.Timer(label: "bridged_render_latency_seconds", factory: factory)
         navigations = ["pwa", "classic"].map {
             Counter(label: "bridged_navigations_total", dimensions: [("kind", $0)], factory: factory)
         }
@@ -83,7 +77,7 @@ final class DaemonMetrics {
     /// Hands the render latencies recorded since the last call to the histogram.
     func takeLatencies(from stats: inout BridgeStats) {
         stats.takeRenderLatencies(into: &latencies)
-        for ms in latencies { renderLatency.recordMilliseconds(ms) }
+        for ms in latencies { renderLatency.record(ms) }
     }
 
     /// Brings every metric up to date with the counters of the bridge and the transport.
@@ -136,6 +130,60 @@ final class DaemonMetrics {
         var out: [UInt8] = []
         out.reserveCapacity(8192)
         registry.emit(into: &out)
+        renderLatency.emit(into: &out)
         return out
+    }
+}
+
+/// A Prometheus histogram of whole milliseconds, written out in seconds: the render latencies.
+///
+/// (Not swift-prometheus' `Histogram`, whose `record` takes a lock and compares every bucket's
+/// `Duration` for each value: ≈ 300 instructions per navigation reply, where this is a few
+/// comparisons of integers. The text is the same as that histogram's.)
+struct LatencyHistogram {
+    let name: String
+    /// Upper bounds of the buckets, ascending.
+    let boundsMs: [Int]
+    /// Values per bucket (not cumulative); the last one counts values above every bound.
+    private(set) var counts: [Int]
+    private(set) var sumMs = 0
+    private(set) var count = 0
+
+    init(name: String, boundsMs: [Int]) {
+        self.name = name
+        self.boundsMs = boundsMs
+        counts = [Int](repeating: 0, count: boundsMs.count + 1)
+    }
+
+    mutating func record(_ ms: Int) {
+        var i = 0
+        while i < boundsMs.count && ms > boundsMs[i] { i += 1 }
+        counts[i] += 1
+        sumMs += ms
+        count += 1
+    }
+
+    /// `# TYPE`, a cumulative `_bucket` line per bound and `+Inf`, `_sum` (seconds) and `_count`.
+    func emit(into out: inout [UInt8]) {
+        var text = "# TYPE \(name) histogram\n"
+        var cumulative = 0
+        for (i, bound) in boundsMs.enumerated() {
+            cumulative += counts[i]
+            text += "\(name)_bucket{le=\"\(Self.seconds(bound))\"} \(cumulative)\n"
+        }
+        text += "\(name)_bucket{le=\"+Inf\"} \(count)\n"
+        text += "\(name)_sum \(Self.seconds(sumMs))\n"
+        text += "\(name)_count \(count)\n"
+        out.append(contentsOf: text.utf8)
+    }
+
+    /// Milliseconds as seconds, the way swift-prometheus writes a `Duration`: `0.005`, `0.25`,
+    /// `1.0`, `2.5` (no trailing zeros after the first decimal).
+    static func seconds(_ ms: Int) -> String {
+        let whole = ms / 1000
+        var fraction = String(ms % 1000)
+        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+        while fraction.count > 1 && fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(whole).\(fraction)"
     }
 }

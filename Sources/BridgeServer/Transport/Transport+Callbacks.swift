@@ -249,6 +249,8 @@ extension Transport {
         }
         // After we asked to close, the peer's messages are dropped.
         let deliver = conn.closeRequest == nil
+        // The reply to this message goes to this connection: `send` finds it without a lookup.
+        lastSendTarget = conn
         if conn.rxBinary {
             if final {
                 conn.inMessage = false

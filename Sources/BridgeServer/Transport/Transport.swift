@@ -413,8 +413,9 @@ public final class Transport {
         }
     }
 
-    /// The open connection `id`, nil when there is none. The last one found is remembered: a
-    /// reply goes to the connection whose message is being handled, one table lookup less.
+    /// The open connection `id`, nil when there is none. The last one found, or the one whose
+    /// message is being handled (set by `receive`), is tried first: a reply goes to it without
+    /// a table lookup.
     @inline(__always)
     private func sendTarget(_ id: ConnectionID) -> Connection? {
         if let conn = lastSendTarget, conn.id == id.raw, !conn.closed { return conn }
