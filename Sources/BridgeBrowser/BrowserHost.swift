@@ -607,6 +607,12 @@ public actor BrowserHost {
 
     // MARK: acting on a tab
 
+    /// Brings the tab of `webview` to the front (a tab in the background draws no frames).
+    public func bringToFront(session: String, webview: ItemID) async throws {
+        let (tab, cdp) = try tab(session, webview)
+        _ = try await tabCall(cdp, "Page.bringToFront", session: tab.cdpSession)
+    }
+
     /// The tab as it looks now, as a JPEG.
     public func screenshot(session: String, webview: ItemID) async throws -> [UInt8] {
         let (tab, cdp) = try tab(session, webview)

@@ -61,6 +61,8 @@ enum HostLines {
             if let image { o["image"] = .string(Base64.encode(image)) }
         case .removeOverlay(let s, let w):
             o["what"] = "remove-overlay"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .showTab(let s, let w):
+            o["what"] = "show-tab"; o["session"] = .string(s); o["webview"] = .string(w.description)
         case .evaluate(let r, let s, let w, let expression):
             o["what"] = "evaluate"; request(r); o["session"] = .string(s); o["webview"] = .string(w.description); o["expression"] = .string(expression)
         case .click(let r, let s, let w, let selector):
@@ -172,6 +174,7 @@ enum HostLines {
             return .takeSnapshot(session: try r.string("session"), webview: try r.id("webview"))
         case "show-overlay": return .showOverlay(session: try r.string("session"), webview: try r.id("webview"), image: try r.base64("image"))
         case "remove-overlay": return .removeOverlay(session: try r.string("session"), webview: try r.id("webview"))
+        case "show-tab": return .showTab(session: try r.string("session"), webview: try r.id("webview"))
         case "evaluate":
             return .evaluate(try r.request(), session: try r.string("session"), webview: try r.id("webview"), expression: try r.string("expression"))
         case "click":

@@ -49,6 +49,10 @@ import Testing
         Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
         #expect(h.eventParams(ctl, "hotwire.message").last?["name"] == "pageLoaded")
         Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        // The push covers the shown screen: the page waits until the browser pictured it.
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        #expect(h.take(page.client).isEmpty && h.stackIDs(sid) == "W1")
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1, 2, 3]))
         let visit = h.take(page.client).first { $0["event"] == "hotwire.visit" }
         #expect(visit?["params"] == ["location": "http://h/one", "options": ["action": "advance"], "restorationIdentifier": nil])
         #expect(h.stackIDs(sid) == "P1 W1")
@@ -88,8 +92,13 @@ import Testing
         Self.message(&h, modal, "visitProposed", [
             "location": "http://h/items/1", "options": ["action": "advance", "response": ["statusCode": 200, "redirected": true]],
         ], location: "http://h/items/new")
+        // The push on the main stack covers its screen: the main tab is pictured first.
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        #expect(h.bridge.isHeld(modal.client) && h.stackIDs(sid) == "W2")
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [7]))
         #expect(h.closed[modal.client] == 1000, "the modal's page goes with its tab")
-        #expect(h.hostCalls.last == .closeTab(session: sid, webview: .webview(2)))
+        #expect(Array(h.hostCalls.suffix(2)) == [.closeTab(session: sid, webview: .webview(2)), .showTab(session: sid, webview: .webview(1))],
+                "the main tab comes to the front: it draws again")
         #expect(h.stackIDs(sid) == "P1 W1")
         #expect(h.eventParams(ctl, "stack.changed").last?["cause"] == "hotwire:default:redirect+dismiss+push")
         let visit = h.take(page.client).first { $0["event"] == "hotwire.visit" }
@@ -108,6 +117,7 @@ import Testing
         #expect(h.take(page.client).isEmpty, "the web view never left its page: no visit")
 
         Self.message(&h, page, "visitProposed", ["location": "http://h/missing", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: nil))
         Self.message(&h, page, "visitRequestFailed", ["location": "http://h/missing", "identifier": "v", "statusCode": 404])
         let top = h.sessionGet(sid)["result"]?["tree"]?["tabs"]?[0]?["stack"]?[1]
         #expect(top?["error"] == ["statusCode": 404])
@@ -194,6 +204,105 @@ import Testing
         #expect(back["result"]?["action"] == "pop" && back["result"]?["removed"] == ["W2"])
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.clearSnapshotCache"])
         #expect(h.stackIDs(sid) == "W1")
+    }
+
+    static func snapshotOf(_ h: inout BridgeHarness, _ ctl: ClientID, _ sid: String, _ placeholder: String) -> JSONValue {
+        h.request(ctl, "placeholder.snapshot", ["session": .string(sid), "placeholder": .string(placeholder)])
+    }
+
+    /// A screen covered by a visit keeps the browser's picture of it, taken before the visit
+    /// (the page waits as a PWA's `pwa-navigate` does); a back shows it over the web view until
+    /// the restore visit renders, and a picture survives a modal over its stack.
+    @Test func coveredScreensKeepTheirSnapshotAndABackShowsItUntilRendered() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        #expect(h.bridge.isHeld(page.client))
+        // The page's later frames wait with it.
+        Self.message(&h, page, "visitStarted", ["identifier": "v1", "location": "http://h/one"], location: "http://h/one")
+        #expect(h.eventParams(ctl, "hotwire.message").last?["name"] == "visitProposed")
+        let jpeg: [UInt8] = [0xFF, 0xD8, 0x42, 0xFF, 0xD9]
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: jpeg))
+        #expect(!h.bridge.isHeld(page.client))
+        #expect(h.eventParams(ctl, "hotwire.message").last?["name"] == "visitStarted")
+        #expect(h.stackIDs(sid) == "P1 W1")
+        #expect(Self.snapshotOf(&h, ctl, sid, "P1")["result"] == ["mimeType": "image/jpeg", "data": .string(Base64.encode(jpeg))])
+
+        // A modal over the main stack: no picture needed (the main tab keeps its screen), and
+        // the main stack's pictures stay.
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]], location: "http://h/one")
+        #expect(!h.bridge.isHeld(page.client) && h.stackIDs(sid) == "W2")
+        #expect(Self.snapshotOf(&h, ctl, sid, "P1")["result"]?["data"] == .string(Base64.encode(jpeg)))
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(h.stackIDs(sid) == "P1 W1")
+
+        // Back: the picture over the web view until the restore visit renders.
+        _ = h.take(page.client)
+        let calls = h.hostCalls.count
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(h.stackIDs(sid) == "W1")
+        #expect(Array(h.hostCalls[calls...]).contains(.showOverlay(session: sid, webview: .webview(1), image: jpeg)))
+        #expect(h.take(page.client).first { $0["event"] == "hotwire.visit" }?["params"]?["options"] == ["action": "restore"])
+        let shown = h.hostCalls.count
+        // Another visit's render does not lift it; the restore visit's does.
+        Self.message(&h, page, "visitRendered", ["identifier": "v1"], location: "http://h/one")
+        Self.message(&h, page, "visitStarted", ["identifier": "v2", "location": "http://h/"], location: "http://h/")
+        #expect(h.hostCalls.count == shown)
+        Self.message(&h, page, "visitRendered", ["identifier": "v2"])
+        #expect(Array(h.hostCalls[shown...]) == [.removeOverlay(session: sid, webview: .webview(1))])
+        // Its placeholder went: no snapshot to ask for.
+        #expect(Self.snapshotOf(&h, ctl, sid, "P1")["error"]?["code"] == "invalid-params")
+    }
+
+    /// A picture the browser could not take: the placeholder has none (a clear error), and a
+    /// back shows no overlay. A navigation Turbo did not make waits the same way; so does a
+    /// controller's `navigation.navigateToUrl`, whose reply comes once it is decided.
+    @Test func noPictureAndNonTurboNavigations() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: nil))
+        #expect(h.stackIDs(sid) == "P1 W1")
+        #expect(Self.snapshotOf(&h, ctl, sid, "P1")["error"]?["code"] == "browser-error")
+        let calls = h.hostCalls.count
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(!h.hostCalls[calls...].contains { if case .showOverlay = $0 { return true } else { return false } })
+
+        // A page's own navigation (a document load the browser stopped, as `navigate`).
+        let navID = h.nextID
+        #expect(h.request(page.client, "navigate", ["url": "http://h/plain"]) == .null)
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [9]))
+        #expect(h.take(page.client).contains { $0["id"] == .int(navID) && $0["result"]?["handledBy"] == "hotwire-native" })
+        #expect(h.stackIDs(sid) == "P2 W1")
+        #expect(Self.snapshotOf(&h, ctl, sid, "P2")["result"]?["data"] == .string(Base64.encode([9])))
+
+        // A controller's navigateToUrl: held, answered with the new stack once decided.
+        _ = h.take(ctl)
+        let id = h.nextID
+        #expect(h.request(ctl, "navigation.navigateToUrl", ["session": .string(sid), "url": "http://h/two"]) == .null)
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [8]))
+        let frames = h.take(ctl)
+        let reply = frames.first { $0["id"] == .int(id) }
+        #expect(Self.ids(reply?["result"]?["stack"]) == "P2 P3 W1")
+        #expect(frames.firstIndex { $0["id"] == .int(id) } == 0, "the reply before the events it caused")
+    }
+
+    /// A web screen that disappears under a web push, or under a modal presented over its
+    /// stack, has Turbo cache its snapshot first, before the web view's next visit.
+    @Test func cacheSnapshotBeforeWebPushesAndModals() {
+        var h = BridgeHarness()
+        let (_, sid, page) = Self.session(&h)
+        Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.cacheSnapshot", "hotwire.visit"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/two", "options": ["action": "replace"]], location: "http://h/one")
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.visit"], "a replaced screen is gone: nothing to cache")
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]], location: "http://h/two")
+        #expect(h.stackIDs(sid) == "W2")
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.cacheSnapshot"])
     }
 
     /// `bridged open URL [--profile hotwire-native …]`: the daemon's own command.

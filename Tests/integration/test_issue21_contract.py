@@ -237,8 +237,6 @@ def test_navigate_to_url_and_screenshot(shared_daemon, app, platform):
     run(go())
 
 
-@pytest.mark.xfail(strict=False, reason="GAP: placeholder.snapshot is browser-error on hotwire-native sessions "
-                   "(docs/HOTWIRE.md 'Not emulated'); another helper is fixing it now, so not strict")
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_placeholder_snapshot(shared_daemon, app, platform):
     async def go():

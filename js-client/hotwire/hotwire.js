@@ -2,10 +2,15 @@
 // top-level document of a `hotwire-native` session's tabs (docs/HOTWIRE.md). It runs after
 // inject.js (the page's bridge to the daemon is window.__bridgedInjected.bridge) and installs,
 // as the platform does:
-//   iOS:     window.webkit.messageHandlers.turbo / .bridge (postMessage), window.nativeBridge at
-//            document start, window.turboNative at document end (DOMContentLoaded);
+//   iOS:     window.webkit.messageHandlers.turbo (postMessage), window.turboNative at document
+//            end (DOMContentLoaded); with bridge components registered only (as iOS's
+//            Bridge.initialize), .bridge and window.nativeBridge at document start;
 //   Android: window.TurboSession and window.BridgeComponentsNative (positional methods),
-//            window.turboNative and window.nativeBridge once the document has loaded.
+//            window.turboNative and window.nativeBridge once the document has loaded, and the
+//            touchstart/touchend reports for pull-to-refresh (elementTouchStarted/Ended).
+// Turbo may come before this script, after it (a module, an async or late bundle: window.Turbo
+// set at any time), or only with its first `turbo:load`: the adapter registers as soon as
+// window.Turbo is there (see installTurboNative).
 // The adapter registers with Turbo.registerAdapter and posts Turbo's messages through the
 // platform channel; the channel turns every message into a page event to the daemon:
 //   hotwire.message {name, data, location}          every adapter message (iOS names)
@@ -28,6 +33,9 @@
   const pageBridge = injected && injected.bridge;
   Object.defineProperty(window, "__bridgedHotwire", { value: { platform }, enumerable: false });
   const LOAD_TIMEOUT_MS = platform === "android" ? 4000 : 30000;
+  // iOS creates the bridge (its message handler and window.nativeBridge) only when the app
+  // registered bridge components.
+  const hasBridge = platform === "android" || components.length > 0;
 
   function href() {
     return String(window.location && window.location.href);
@@ -86,12 +94,11 @@
 
   if (platform === "ios") {
     const handler = (receive) => Object.freeze({ postMessage: (body) => receive(body) });
-    const handlers = Object.freeze({
-      turbo: handler((body) => {
-        if (body && typeof body === "object" && typeof body.name === "string") turboMessage(body.name, body.data || {});
-      }),
-      bridge: handler(bridgeMessageFromPage),
-    });
+    const handlers = { turbo: handler((body) => {
+      if (body && typeof body === "object" && typeof body.name === "string") turboMessage(body.name, body.data || {});
+    }) };
+    if (hasBridge) handlers.bridge = handler(bridgeMessageFromPage);
+    Object.freeze(handlers);
     if (!window.webkit) Object.defineProperty(window, "webkit", { value: Object.freeze({ messageHandlers: handlers }) });
   } else {
     // Android: positional arguments; options travel as JSON strings. The messages keep the iOS
@@ -128,8 +135,8 @@
       formSubmissionStarted: (location) => turboMessage("formSubmissionStarted", { location, timestamp: now() }),
       formSubmissionFinished: (location) => turboMessage("formSubmissionFinished", { location, timestamp: now() }),
       pageInvalidated: () => turboMessage("pageInvalidated", { timestamp: now() }),
-      elementTouchStarted: () => {},
-      elementTouchEnded: () => {},
+      elementTouchStarted: (scrollable) => turboMessage("elementTouchStarted", { scrollable: !!scrollable, timestamp: now() }),
+      elementTouchEnded: () => turboMessage("elementTouchEnded", { timestamp: now() }),
     };
     Object.defineProperty(window, "TurboSession", { value: Object.freeze(turboSession) });
     Object.defineProperty(window, "BridgeComponentsNative", {
@@ -186,6 +193,15 @@
     return T && (T.navigator || (T.session && T.session.navigator));
   }
 
+  // A form submission's URL: `location` (Turbo 7.1), else its request's URL or the form's
+  // action (later Turbo versions moved it), else the page's.
+  function submissionLocation(submission) {
+    const s = submission || {};
+    const found = s.location || (s.fetchRequest && s.fetchRequest.url) || s.action ||
+      (s.formElement && s.formElement.action);
+    return String(found || href());
+  }
+
   class TurboNative {
     constructor() {
       this.currentVisit = null;
@@ -205,7 +221,11 @@
     }
     cacheSnapshot() {
       const s = turboSessionObject();
-      if (s && s.view && typeof s.view.cacheSnapshot === "function") s.view.cacheSnapshot();
+      if (!s || !s.view || typeof s.view.cacheSnapshot !== "function") return;
+      // Turbo 7.1 takes no argument and pictures the page; Turbo 7.2+ and 8 cache the snapshot
+      // they are given (view.snapshot: the page as it is now).
+      const result = s.view.cacheSnapshot(s.view.snapshot);
+      if (result && typeof result.catch === "function") result.catch(() => {});
     }
     clearSnapshotCache() {
       const s = turboSessionObject();
@@ -289,10 +309,10 @@
     }
     visitFailed() {}
     formSubmissionStarted(formSubmission) {
-      post("formSubmissionStarted", { location: String(formSubmission && formSubmission.location) });
+      post("formSubmissionStarted", { location: submissionLocation(formSubmission) });
     }
     formSubmissionFinished(formSubmission) {
-      post("formSubmissionFinished", { location: String(formSubmission && formSubmission.location) });
+      post("formSubmissionFinished", { location: submissionLocation(formSubmission) });
     }
     pageInvalidated() {
       post("pageInvalidated", {});
@@ -329,29 +349,57 @@
     }
   }
 
+  // Turbo set late: a module or an async bundle assigns window.Turbo after this script ran, and
+  // a Turbo started after the document completed never sends the first page's `turbo:load`.
+  // The first assignment is watched (then window.Turbo is a plain property again); `setup`
+  // runs once the assigning script has finished (a microtask: Turbo has started by then).
+  let turboArrived = null;
+  function watchTurbo() {
+    if (window.Turbo !== undefined) return;
+    const own = Object.getOwnPropertyDescriptor(window, "Turbo");
+    if (own && !own.configurable) return;
+    Object.defineProperty(window, "Turbo", {
+      configurable: true,
+      enumerable: false,
+      get: () => undefined,
+      set: (value) => {
+        Object.defineProperty(window, "Turbo", { value, writable: true, configurable: true, enumerable: true });
+        const then = typeof queueMicrotask === "function" ? queueMicrotask : (fn) => Promise.resolve().then(fn);
+        then(() => turboArrived && turboArrived());
+      },
+    });
+  }
+  watchTurbo();
+
   function installTurboNative() {
     if (window.turboNative) return;
     const turboNative = new TurboNative();
     Object.defineProperty(window, "turboNative", { value: turboNative, configurable: true });
-    if (window.Turbo || window.Turbolinks) {
+    const ready = () => !!((window.Turbo && typeof window.Turbo.registerAdapter === "function") || window.Turbolinks);
+    if (ready()) {
       turboNative.setup();
       return;
     }
-    const onLoad = () => {
+    const done = () => {
       document.removeEventListener("turbo:load", onLoad);
       document.removeEventListener("turbolinks:load", onLoad);
+      turboArrived = null;
       clearTimeout(timer);
-      turboNative.setup();
+    };
+    const onLoad = () => {
+      if (!ready()) return; // (a turbo:load of a Turbo not on window yet: its assignment follows)
+      done();
+      if (!turboNative.registered) turboNative.setup();
     };
     document.addEventListener("turbo:load", onLoad);
     document.addEventListener("turbolinks:load", onLoad);
+    turboArrived = onLoad;
     const timer = setTimeout(() => {
-      if (turboNative.registered || window.Turbo || window.Turbolinks) {
-        if (!turboNative.registered) onLoad();
+      if (ready()) {
+        onLoad();
         return;
       }
-      document.removeEventListener("turbo:load", onLoad);
-      document.removeEventListener("turbolinks:load", onLoad);
+      done();
       post("turboIsReady", { isReady: false });
       post("pageLoadFailed", {});
     }, LOAD_TIMEOUT_MS);
@@ -474,14 +522,29 @@
       const error = `${event.message} (${event.filename}:${event.lineno}:${event.colno})`;
       post("errorRaised", { error });
     });
-    installNativeBridge(); // document start
+    if (hasBridge) installNativeBridge(); // document start, only with components registered
     if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", installTurboNative, { once: true });
     else installTurboNative(); // document end
   } else {
-    // Android injects both once the cold-boot page has finished loading.
+    // Android injects both once the cold-boot page has finished loading, with the touch
+    // reports its pull-to-refresh reads: a touch that starts on an element marked
+    // [data-native-prevent-pull-to-refresh] or inside a vertically scrollable element reports
+    // `true` (the web view must not refresh on that pull), any other `false`.
+    const preventsPullToRefresh = (target) => {
+      for (let element = target instanceof Element ? target : target && target.parentElement; element; element = element.parentElement) {
+        if (element.matches("[data-native-prevent-pull-to-refresh]")) return true;
+        const overflowY = window.getComputedStyle(element).overflowY;
+        if (element.scrollHeight > element.clientHeight && (overflowY === "auto" || overflowY === "scroll")) return true;
+      }
+      return false;
+    };
     const onFinished = () => {
       installTurboNative();
       installNativeBridge();
+      document.addEventListener("touchstart", (event) => {
+        if (event.target) window.TurboSession.elementTouchStarted(preventsPullToRefresh(event.target));
+      }, { passive: true });
+      document.addEventListener("touchend", () => window.TurboSession.elementTouchEnded(), { passive: true });
     };
     if (document.readyState === "complete") onFinished();
     else window.addEventListener("load", onFinished, { once: true });

@@ -76,11 +76,13 @@ struct HeldConnection: Equatable {
     }
 }
 
-/// A `pwa-navigate` waiting for its snapshot, as it was checked.
+/// A `pwa-navigate` waiting for its snapshot, as it was checked; or (`hotwire`) a proposal of
+/// a hotwire-native session waiting for the snapshot of the screen it covers.
 struct PendingNavigate: Equatable {
     var id: Int64?
     var url: String?
     var title: String?
+    var hotwire: HotwireProposal?
 }
 
 extension Bridge {
@@ -229,7 +231,8 @@ extension Bridge {
             work = .screenshot(request, session: sid, target: top.id)
         case .snapshot:
             let text = try p.string("placeholder")
-            guard let pid = ItemID(parsing: text), pid.kind == .placeholder, s.engine.stack.contains(where: { $0.id == pid }) else {
+            guard let pid = ItemID(parsing: text), pid.kind == .placeholder,
+                  s.engine.stack.contains(where: { $0.id == pid }) || (s.hotwire != nil && s.tree?.locate(pid) != nil) else {
                 throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
             }
             try sendSnapshot(client, id: id, browser.snapshot(of: pid), placeholder: pid)
@@ -295,7 +298,8 @@ extension Bridge {
         case .stackChanged:
             // Snapshots go with their placeholders; the last one to go is kept for the overlay.
             guard !s.browser!.snapshots.isEmpty else { return }
-            let ids = Set(s.engine.stack.map(\.id))
+            // (A hotwire-native session's placeholders are on its tree's two stacks.)
+            let ids = s.hotwire != nil && s.tree != nil ? Set(s.tree!.tabs.flatMap { $0.items.map(\.id) } + s.tree!.modal.map(\.id)) : Set(s.engine.stack.map(\.id))
             if let gone = s.browser!.snapshots.last(where: { !ids.contains($0.placeholder) }) {
                 s.browser!.discarded = gone.jpeg
                 s.browser!.snapshots.removeAll { !ids.contains($0.placeholder) }
@@ -450,6 +454,15 @@ extension Bridge {
                 guard let (webview, navigate, image) = resumes[client] else { return }
                 b.snapshotInHand = image ?? []
                 defer { b.snapshotInHand = nil }
+                if let proposal = navigate.hotwire {
+                    // A hotwire-native proposal: decided now, the covered screen keeps the picture.
+                    guard case .snapshotTaken(let sid, _, _) = result else { return }
+                    b.withSession(sid) { b, s in
+                        guard s.hotwire != nil else { return }
+                        b.hotwirePropose(client, &s, proposal, now: now)
+                    }
+                    return
+                }
                 guard case .page(let sid, webview)? = b.clients[client]?.role else { return }
                 b.withSession(sid) { b, s in
                     do throws(ProtocolError) {

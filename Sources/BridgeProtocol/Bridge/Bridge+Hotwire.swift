@@ -15,6 +15,32 @@ struct HotwirePageEvent: Equatable {
     var params: JSONObject
 }
 
+/// A proposal of a hotwire-native session (Turbo's `visitProposed`, or a navigation native
+/// intercepted, with `advance`), as it may wait for the snapshot of the screen it covers.
+struct HotwireProposal: Equatable {
+    enum Reply: Equatable {
+        case none
+        /// A page's `navigate` request: `{handledBy: "hotwire-native"}`.
+        case handledBy(Int64)
+        /// `navigation.navigateToUrl`: `{stack}`, before the events the proposal caused.
+        case stack(Int64)
+    }
+    var location: String
+    var options: JSONObject
+    /// The web view that proposed it; nil: the active context's.
+    var from: ItemID?
+    var reply: Reply = .none
+}
+
+/// A snapshot over a web view while it visits a screen a back uncovered: removed when that
+/// visit renders (its `visitRendered`) or fails, as native hides its screenshot.
+struct HotwireOverlay: Equatable {
+    /// The location of the visit it waits for.
+    var location: String
+    /// Its Turbo identifier, once its `visitStarted` named it.
+    var identifier: String?
+}
+
 /// The hotwire-native side of one browser session.
 struct HotwireState: Equatable {
     var profile: HotwireProfile
@@ -26,8 +52,8 @@ struct HotwireState: Equatable {
     var items: [Int: ItemID] = [:]
     /// Page events waiting for their page, by web view, in order.
     var pending: [ItemID: [HotwirePageEvent]] = [:]
-    /// Web views whose `visitRendered` removes the overlay a back put up.
-    var overlays: Set<ItemID> = []
+    /// Web views under the snapshot of the screen they are visiting again (a back).
+    var overlays: [ItemID: HotwireOverlay] = [:]
 
     func context(of webview: ItemID) -> HotwireContext? {
         webviews.first { $0.value == webview }?.key
@@ -60,7 +86,7 @@ extension Bridge {
         guard s.hotwire != nil else { return false }
         switch name {
         case "hotwire.message":
-            hotwireMessage(params, &s, webview: webview, now: now)
+            hotwireMessage(client, params, &s, webview: webview, now: now)
         case "bridge.message":
             bridgeMessage(params, &s, webview: webview)
         case "bridge.ready":
@@ -73,7 +99,7 @@ extension Bridge {
         return true
     }
 
-    private mutating func hotwireMessage(_ params: JSONObject, _ s: inout Session, webview: ItemID, now: Int64) {
+    private mutating func hotwireMessage(_ client: ClientID, _ params: JSONObject, _ s: inout Session, webview: ItemID, now: Int64) {
         let name = params["name"]?.stringValue ?? ""
         let data = params["data"]?.objectValue ?? JSONObject()
         let location = params["location"]?.stringValue
@@ -87,27 +113,39 @@ extension Bridge {
         case "visitProposed":
             guard let target = data["location"]?.stringValue, !target.isEmpty else { return }
             let options = data["options"]?.objectValue ?? JSONObject()
-            let decision = s.hotwire!.navigator.propose(location: target, options: options, from: context)
-            applyHotwire(decision, &s, now: now)
+            hotwirePropose(client, &s, HotwireProposal(location: target, options: options, from: webview), now: now)
         case "pageLoaded", "visitCompleted":
             let rid = data["restorationIdentifier"]?.stringValue
             s.hotwire!.navigator.recordVisit(context: context, restorationIdentifier: rid, url: location.map(PageURL.stripClaim))
             redrawHotwire(&s, now: now)
+        case "visitStarted":
+            // The visit an overlay waits for names its identifier.
+            if let overlay = s.hotwire!.overlays[webview], overlay.identifier == nil,
+               let started = data["location"]?.stringValue, let identifier = data["identifier"]?.stringValue,
+               HotwireNavigator.sameLocation(started, overlay.location, pathOnly: false) {
+                s.hotwire!.overlays[webview]!.identifier = identifier
+            }
         case "visitRequestFailed", "visitRequestFailedWithNonHttpStatusCode":
             let status = data["statusCode"]?.intValue.map(Int.init) ?? 0
             s.hotwire!.navigator.recordFailure(context: context, statusCode: status)
+            removeHotwireOverlay(&s, webview: webview, identifier: data["identifier"]?.stringValue)
             redrawHotwire(&s, now: now)
         case "formSubmissionFinished":
             s.hotwire!.navigator.formSubmissionFinished(context: context)
         case "pageInvalidated":
             applyHotwire(s.hotwire!.navigator.pageInvalidated(context: context), &s, now: now)
         case "visitRendered":
-            if s.hotwire!.overlays.remove(webview) != nil {
-                effects.append(.host(.removeOverlay(session: s.id, webview: webview)))
-            }
+            removeHotwireOverlay(&s, webview: webview, identifier: data["identifier"]?.stringValue)
         default:
             break
         }
+    }
+
+    /// The overlay over `webview` goes when the visit it waits for (`identifier`) rendered or failed.
+    private mutating func removeHotwireOverlay(_ s: inout Session, webview: ItemID, identifier: String?) {
+        guard let overlay = s.hotwire!.overlays[webview], let identifier, overlay.identifier == identifier else { return }
+        s.hotwire!.overlays[webview] = nil
+        effects.append(.host(.removeOverlay(session: s.id, webview: webview)))
     }
 
     /// The server copy of the path configuration, fetched by the main web view's page: it
@@ -225,10 +263,65 @@ extension Bridge {
     /// A navigation of a hotwire-native session that Turbo did not make (a stopped document
     /// load, `window.open`, a page's `navigate`, `navigation.navigateToUrl`): proposed with
     /// `advance` from the context of `webview` (the active one when nil).
-    mutating func hotwireNavigate(_ s: inout Session, url: String, from webview: ItemID?, now: Int64) {
-        let context = webview.flatMap { s.hotwire!.context(of: $0) } ?? s.hotwire!.navigator.activeContext
-        let decision = s.hotwire!.navigator.propose(location: url, options: ["action": "advance"], from: context)
+    mutating func hotwireNavigate(_ client: ClientID?, _ s: inout Session, url: String, from webview: ItemID?,
+                                  reply: HotwireProposal.Reply, now: Int64) {
+        hotwirePropose(client, &s, HotwireProposal(location: url, options: ["action": "advance"], from: webview, reply: reply),
+                       now: now)
+    }
+
+    /// A proposal: when it will cover a web screen (its web view visits another screen and the
+    /// covered one stays below as a placeholder), `client` waits, as a PWA's `pwa-navigate`
+    /// does, until the browser has pictured that web view as it is now (Bridge+Host.swift);
+    /// then the proposal is decided and the covered screen's placeholder keeps the picture
+    /// (`placeholder.snapshot`, and the overlay of a back to it). Without a client it goes
+    /// ahead with no picture.
+    mutating func hotwirePropose(_ client: ClientID?, _ s: inout Session, _ p: HotwireProposal, now: Int64) {
+        let h = s.hotwire!
+        let context = p.from.flatMap { h.context(of: $0) } ?? h.navigator.activeContext
+        let before = h.navigator.shown
+        if let client, snapshotInHand == nil {
+            var trial = h.navigator
+            _ = trial.propose(location: p.location, options: p.options, from: context)
+            if let covered = Self.coveredContext(before: h.navigator, after: trial), let webview = h.webviews[covered] {
+                hold(client, .snapshot(session: s.id, webview: webview, navigate: PendingNavigate(hotwire: p)))
+                effects.append(.host(.takeSnapshot(session: s.id, webview: webview)))
+                return
+            }
+        }
+        let mark = effects.count
+        let decision = s.hotwire!.navigator.propose(location: p.location, options: p.options, from: context)
         applyHotwire(decision, &s, now: now)
+        if let image = snapshotInHand, !image.isEmpty {
+            // The screen the pictured web view showed, if it became a placeholder.
+            for (context, screen) in before where s.hotwire!.navigator.shown[context] != screen {
+                if let item = s.hotwire!.items[screen], item.kind == .placeholder {
+                    store(image, placeholder: item, in: &s.browser!)
+                    break
+                }
+            }
+        }
+        guard let client else { return }
+        switch p.reply {
+        case .none:
+            break
+        case .handledBy(let id):
+            sendResult(client, id: id) { w in w.key("handledBy"); w.string("hotwire-native") }
+        case .stack(let id):
+            let stack = stackJSON(&s)
+            let reply = replyEffect(client) { b in b.sendResult(client, id: id) { w in w.key("stack"); w.raw(stack) } }
+            effects.insert(contentsOf: reply, at: mark)
+        }
+    }
+
+    /// The context whose web view a decision takes to another screen while the screen it shows
+    /// stays on a stack (it becomes a placeholder): that web view is pictured first.
+    static func coveredContext(before: HotwireNavigator, after: HotwireNavigator) -> HotwireContext? {
+        for context in HotwireContext.allCases {
+            guard let shown = before.shown[context], let now = after.shown[context], now != shown,
+                  after.stack(context).contains(where: { $0.id == shown }) else { continue }
+            return context
+        }
+        return nil
     }
 
     // MARK: Applying decisions
@@ -319,7 +412,14 @@ extension Bridge {
         if nav.modal.isEmpty, let modal = h.webviews.removeValue(forKey: .modal) {
             removed.append(modal)
             h.pending[modal] = nil
-            h.overlays.remove(modal)
+            h.overlays[modal] = nil
+        }
+        // The pictures of the screens this decision visits again (their placeholders go now).
+        var pictures: [Int: [UInt8]] = [:]
+        for visit in d.visits {
+            if let item = h.items[visit.screen], item.kind == .placeholder, let image = s.browser?.snapshot(of: item) {
+                pictures[visit.screen] = image
+            }
         }
         var used: [Int: ItemID] = [:]
         var ids = s.engine.itemIDs
@@ -343,6 +443,11 @@ extension Bridge {
             emitStackChanged(&s, cause: d.cause, transitions: transitions)
         }
         for id in removed { s.webTokens[id] = nil }
+        if removed.contains(where: { $0.kind == .webview }), let main = s.hotwire!.webviews[.default] {
+            // The modal's tab went: the main web view shows again (and draws: Turbo renders in
+            // animation frames, which a tab in the background does not get).
+            effects.append(.host(.showTab(session: sid, webview: main)))
+        }
         if let opened {
             rememberToken(&s, opened.webview, opened.token)
             let pageUrl = PageURL.withClaim(opened.url, session: sid, webview: opened.webview, token: opened.token)
@@ -364,9 +469,12 @@ extension Bridge {
                     sendToHotwirePage(&s, webview, "hotwire.reload", [:])
                     continue
                 }
-                if visit.action == .restore, let image = hotwireSnapshot(s, screen: visit.screen) {
-                    s.hotwire!.overlays.insert(webview)
+                if let image = pictures[visit.screen] {
+                    // Native shows the screen's screenshot until the visit renders.
+                    s.hotwire!.overlays[webview] = HotwireOverlay(location: visit.url)
                     effects.append(.host(.showOverlay(session: sid, webview: webview, image: image)))
+                } else if s.hotwire!.overlays.removeValue(forKey: webview) != nil {
+                    effects.append(.host(.removeOverlay(session: sid, webview: webview)))
                 }
                 sendToHotwirePage(&s, webview, "hotwire.visit", [
                     "location": .string(visit.url), "options": visit.options,
@@ -389,9 +497,4 @@ extension Bridge {
         updateIdle(&s, now: now)
     }
 
-    /// The snapshot kept for the placeholder that stood for `screen` (none yet: a hotwire
-    /// session takes no snapshots of its own; see docs/HOTWIRE.md, known gaps).
-    private func hotwireSnapshot(_ s: Session, screen: Int) -> [UInt8]? {
-        nil
-    }
 }

@@ -138,6 +138,9 @@ public enum HostWork: Equatable, Sendable {
     /// discarded, or plain white (nil).
     case showOverlay(session: String, webview: ItemID, image: [UInt8]?)
     case removeOverlay(session: String, webview: ItemID)
+    /// The tab of `webview` comes to the front: a tab in the background draws no frames, so its
+    /// page cannot render (a hotwire-native main web view uncovered by a dismissed modal).
+    case showTab(session: String, webview: ItemID)
     /// `webview.evaluate`; answered by `answered(request, .value / .failed)`.
     case evaluate(HostRequest, session: String, webview: ItemID, expression: String)
     /// `webview.click`; answered by `answered(request, .done / .failed)`.

@@ -9,11 +9,7 @@ extension Bridge {
                 try b.checkURL(url, "url")
                 if s.hotwire != nil {
                     // Hotwire Native: a native route of the URL, proposed with `advance`.
-                    let mark = b.effects.count
-                    b.hotwireNavigate(&s, url: PageURL.stripClaim(url), from: nil, now: now)
-                    let stack = b.stackJSON(&s)
-                    let reply = b.replyEffect(client) { b in b.sendResult(client, id: id) { w in w.key("stack"); w.raw(stack) } }
-                    b.effects.insert(contentsOf: reply, at: mark)
+                    b.hotwireNavigate(client, &s, url: PageURL.stripClaim(url), from: nil, reply: .stack(id), now: now)
                     return
                 }
                 try b.checkPush(&s, url: url, title: nil)
@@ -76,8 +72,7 @@ extension Bridge {
         }
         if s.hotwire != nil {
             // Hotwire Native: a navigation Turbo did not make is proposed with `advance`.
-            hotwireNavigate(&s, url: url, from: webview, now: now)
-            if let id { sendResult(client, id: id) { w in w.key("handledBy"); w.string("hotwire-native") } }
+            hotwireNavigate(client, &s, url: url, from: webview, reply: id.map { .handledBy($0) } ?? .none, now: now)
             return
         }
         if let handler = handler(of: "navigate", among: s.subscribers) {

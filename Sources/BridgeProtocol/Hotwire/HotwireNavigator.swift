@@ -550,12 +550,16 @@ public struct HotwireNavigator: Sendable, Equatable {
                                            restorationIdentifier: action == .restore ? top.restorationIdentifier : nil))
             }
         }
-        // A web screen covered by a native one in its own context: cache its snapshot first.
+        // The web screen a context's web view shows, covered while it stays on its stack: by a
+        // new top in its own context (a web or native push), or, for the main stack, by a modal
+        // presented over it. Native caches its snapshot first (the screen disappears:
+        // visitableViewDidDisappear → cacheSnapshot), before any visit of that web view.
         for context in HotwireContext.allCases {
-            let before = stack(context)
-            guard let oldTop = before.last, oldTop.isWeb, let newTop = w.stack(context).last, !newTop.isWeb,
+            guard let oldTop = stack(context).last, oldTop.isWeb, shown[context] == oldTop.id,
                   w.stack(context).contains(where: { $0.id == oldTop.id }) else { continue }
-            commands.append(.cacheSnapshot(context))
+            let coveredInContext = w.stack(context).last?.id != oldTop.id
+            let coveredByModal = context == .default && modal.isEmpty && !w.modal.isEmpty
+            if coveredInContext || coveredByModal { commands.append(.cacheSnapshot(context)) }
         }
         // The main stack shows again after a modal form: its snapshot cache is stale.
         if mainSnapshotStale && !modal.isEmpty && w.modal.isEmpty {

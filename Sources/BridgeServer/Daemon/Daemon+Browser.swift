@@ -145,6 +145,11 @@ extension Daemon {
                 _ = try? await host.evaluate(session: session, webview: webview, expression: expression)
                 return nil
             }
+        case .showTab(let session, let webview):
+            onHost { host in
+                try? await host.bringToFront(session: session, webview: webview)
+                return nil
+            }
         case .removeOverlay(let session, let webview):
             onHost { host in
                 _ = try? await host.evaluate(session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")

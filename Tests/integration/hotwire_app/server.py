@@ -108,6 +108,32 @@ def page(title: str, body: str, status: int = 200) -> tuple[int, str]:
     return status, document
 
 
+# Turbo arriving late, as an app's own bundle may bring it: `module` (a module script, run
+# before DOMContentLoaded), `async` (an async script, whenever it arrives) or `after-load` (a
+# script added once the document completed: Turbo then never sends the first turbo:load). The
+# page records, when Turbo's script has run, whether the native adapter was registered by then
+# (window.adapterAtTurboLoad), and links to itself for a Turbo visit (same head: no new script).
+def late_page(load: str, step: str) -> tuple[int, str]:
+    record = "window.adapterAtTurboLoad = !!(window.Turbo && window.Turbo.session && window.Turbo.session.adapter === window.turboNative && window.turboNative)"
+    if load == "module":
+        script = f'<script type="module" src="/vendor/turbo.js"></script><script type="module">{record}</script>'
+    elif load == "async":
+        script = f'<script async src="/vendor/turbo.js" onload="queueMicrotask(() => {{ {record} }})"></script>'
+    else:
+        script = ("<script>addEventListener('load', () => { const s = document.createElement('script');"
+                  f" s.src = '/vendor/turbo.js'; s.onload = () => queueMicrotask(() => {{ {record} }});"
+                  " document.head.appendChild(s); });</script>")
+    document = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>Late {html.escape(step)}</title>
+<meta name="viewport" content="width=device-width">
+{script}
+</head><body>
+<h1 id="title">Late {html.escape(step)}</h1>
+<a id="to-next" href="/late?load={urllib.parse.quote(load)}&amp;step=2">Next</a>
+</body></html>"""
+    return 200, document
+
+
 class Handler(BaseHTTPRequestHandler):
     server_version = "hotwire-app/1"
 
@@ -146,6 +172,8 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
+        if path == "/late":
+            return self.send_text(*late_page(query.get("load", ["module"])[0], query.get("step", ["1"])[0]))
         if path == "/path-configuration.json":
             return self.send_text(200, json.dumps(PATH_CONFIGURATION), "application/json")
         if path == "/follow":
