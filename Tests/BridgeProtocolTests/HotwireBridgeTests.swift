@@ -87,6 +87,7 @@ import Testing
         #expect(configured ? resolve["error"]?["code"] != "unknown-method" : resolve["error"]?["code"] == "unknown-method")
         Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
         Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1, 2, 3]))
         #expect(h.stackIDs(sid) == "P1 W1")
         _ = h.take(ctl)
         _ = h.take(page.client)
