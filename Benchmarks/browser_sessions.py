@@ -2,14 +2,15 @@
 """Browser sessions, measured (docs/PERFORMANCE.md, "Browser sessions").
 
     python3 Benchmarks/browser_sessions.py [--bridged .build/release/bridged] [--rounds 3]
-        [--sessions 20] [--webviews 5] [--only NAME,...] [-- DAEMON ARGS...]
+        [--sessions 20] [--webviews 5] [--classic-rounds 7] [--settle 0.5] [--only NAME,...]
+        [-- DAEMON ARGS...]
 
 Prints, from one run (the machine is shared: compare the ratios, measured side by side, more
 than the absolute times): session.create {browser:true} → first pwa-rendered (cold and warm
 Chromium); the same page loaded in an already open tab (a reload of the top web view, which
 passes the interception, reconnects its client and renders: the plain load) against a classic
 navigation (`location.href`, a new web view, a new tab) → its first pwa-rendered, interleaved
-round by round, and their ratio; the snapshot cost (ms, bytes); Chromium's memory (PSS) per tab
+round by round, each after SETTLE idle seconds, and their ratio; the snapshot cost (ms, bytes); Chromium's memory (PSS) per tab
 and per session; SESSIONS × WEBVIEWS sessions at once (stacks checked, no tab left after
 closing); and the seed scenario driven by a harness with its own Chromium and /bridge.js
 (Tests/integration/browser_support.py, what the project's browser tests do) against the same
@@ -208,12 +209,16 @@ async def main(args):
         top = "W1"
         if "classic" in args.only:
             plain, times = [], []
-            for i in range(args.rounds):
+            for i in range(args.classic_rounds):
                 top = f"W{i + 1}"
+                # Each measured from an idle daemon and browser: what the last step set going in
+                # the background (a spare tab) is done, as when a user taps seconds later.
+                await asyncio.sleep(args.settle)
                 t0 = now()
                 await c.request("webview.evaluate", {"session": s, "webview": top, "expression": "location.reload(); 1"})
                 await rendered(c, s, top)
                 plain.append((now() - t0) * 1000)
+                await asyncio.sleep(args.settle)
                 t0 = now()
                 await c.request("webview.evaluate", {"session": s, "webview": top,
                                                      "expression": "location.href = '/app/astro.html?page=deals&n=%d'; 1" % i})
@@ -222,7 +227,7 @@ async def main(args):
             p, n = statistics.median(plain), statistics.median(times)
             out["plain load in an open tab (reload → first pwa-rendered, median)"] = f"{p:.0f} ms ({' / '.join(f'{x:.0f}' for x in plain)})"
             out["classic navigation→first render (new tab, median)"] = f"{n:.0f} ms ({' / '.join(f'{x:.0f}' for x in times)})"
-            top = f"W{args.rounds + 1}"
+            top = f"W{args.classic_rounds + 1}"
             out["ratio classic navigation / plain load (bar ≤ 1.5)"] = f"{n / p:.2f}x"
         # Snapshot cost: the pwa-navigate round trip with its screenshot, and the image.
         if "snapshot" in args.only:
@@ -342,6 +347,8 @@ if __name__ == "__main__":
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--sessions", type=int, default=20)
     p.add_argument("--webviews", type=int, default=5)
+    p.add_argument("--classic-rounds", type=int, default=7, help="plain load / classic navigation pairs")
+    p.add_argument("--settle", type=float, default=2.0, help="seconds idle before each of those")
     p.add_argument("--only", default="create,classic,snapshot,memory,many,seed")
     p.add_argument("daemon_args", nargs="*", help="after --: arguments for the daemons")
     a = p.parse_args()

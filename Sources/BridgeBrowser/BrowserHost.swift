@@ -30,6 +30,24 @@ public actor BrowserHost {
         /// The main frame's current navigation was started by another DevTools client, not by
         /// the page: the host loading a url into the web view, let through.
         var foreignLoad = false
+        /// Once its page has loaded, the session gets a spare tab (when it has none): made
+        /// after the load, its renderer does not compete with the page the user waits for.
+        var spareAfterLoad = false
+        /// Its place among the session's tabs (they are opened in stack order: the highest is
+        /// the right-most in the session's window).
+        var order = 0
+    }
+
+    /// A tab made before it is needed, one per session (`BrowserOptions.spareTabs`): created
+    /// in the session's browser context, attached and dressed (user agent, viewport, touch,
+    /// service workers bypassed, request interception, lifecycle events) on `about:blank`. The
+    /// session's next web view takes it: only its injected client is added before its url
+    /// loads. It is no web view's tab until then (no `targetId` names it).
+    struct Spare {
+        var targetId: String
+        var cdpSession: String
+        /// The user agent it was dressed with (a tab that needs another sets its own).
+        var userAgent: String
     }
 
     struct Browser {
@@ -56,6 +74,21 @@ public actor BrowserHost {
     private var tabsByCDPSession: [String: TabKey] = [:]
     /// target id → tab key
     private var tabsByTarget: [String: TabKey] = [:]
+    /// A browser context made ahead, with its spare tab, for the next browser session.
+    struct FreeContext {
+        var id: String
+        var spare: Spare
+    }
+    private var freeContext: FreeContext?
+    private var makingFreeContext: Task<Void, Never>?
+    /// Counts the tabs opened (`Tab.order`).
+    private var tabsOpened = 0
+    /// session → its spare tab, ready.
+    private var spares: [String: Spare] = [:]
+    /// session → the spare tab being made.
+    private var makingSpares: [String: Task<Void, Never>] = [:]
+    /// session → the user agent of its last tab (its spare is dressed with it).
+    private var sessionUserAgents: [String: String] = [:]
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
     private var popups: [String: TabKey] = [:]
     /// Tabs asked to close and not destroyed yet: CDP session id → target id. Chromium drops a
@@ -142,6 +175,20 @@ public actor BrowserHost {
     /// Chromium's pid, when it runs.
     public var chromiumPID: Int32? { browser?.process.pid }
     public var tabCount: Int { tabs.count }
+    /// Spare tabs ready (at most one per session).
+    public var spareTabCount: Int { spares.count }
+    /// Chromium's target id of the spare tab of `session` (once the one being made, if any, is
+    /// ready or failed); nil when it has none.
+    public func spareTargetId(session: String) async -> String? {
+        if let making = makingSpares[session] { await making.value }
+        return spares[session]?.targetId
+    }
+    /// The browser context made ahead for the next session and its tab's target id (once the
+    /// one being made, if any, is ready or failed); nil when there is none.
+    public func contextAhead() async -> (context: String, target: String)? {
+        if let making = makingFreeContext { await making.value }
+        return freeContext.map { ($0.id, $0.spare.targetId) }
+    }
     /// Tabs asked to close whose end Chromium has not reported yet.
     public var closingTabCount: Int { closing.count }
     public var sessionCount: Int { contexts.count }
@@ -153,6 +200,9 @@ public actor BrowserHost {
         let sessions = Array(contexts.keys).sorted()
         contexts.removeAll()
         tabs.removeAll()
+        spares.removeAll()
+        freeContext = nil
+        sessionUserAgents.removeAll()
         tabsByCDPSession.removeAll()
         tabsByTarget.removeAll()
         popups.removeAll()
@@ -213,6 +263,7 @@ public actor BrowserHost {
                 browser = nil
                 devtoolsURLBox.value = nil
                 contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
+                spares.removeAll(); freeContext = nil; sessionUserAgents.removeAll()
                 closing.removeAll()
                 retire(b.process, generation: b.generation, graceSeconds: 2)
             }
@@ -235,6 +286,18 @@ public actor BrowserHost {
     public func createSession(_ session: String) async throws -> String {
         let b = try await ensureBrowser()
         if let id = contexts[session] { return id }
+        // The context made ahead, with its spare tab for the root (one being made is waited for:
+        // it started earlier than a new one would).
+        if options.spareTabs {
+            if freeContext == nil, let making = makingFreeContext { await making.value }
+            if let id = contexts[session] { return id }
+            if let free = freeContext, browser?.generation == b.generation {
+                freeContext = nil
+                contexts[session] = free.id
+                spares[session] = free.spare
+                return free.id
+            }
+        }
         let reply = try await b.cdp.call("Target.createBrowserContext", ["disposeOnDetach": true], timeout: options.callTimeoutSeconds)
         guard let id = reply["browserContextId"]?.stringValue else { throw BrowserError.browser("no browserContextId") }
         contexts[session] = id
@@ -252,6 +315,10 @@ public actor BrowserHost {
     public func closeSession(_ session: String) async {
         guard let context = contexts.removeValue(forKey: session), let b = browser else { return }
         for (key, tab) in tabs where tab.session == session { forget(key, tab) }
+        // Disposing of the context closes its spare too (one being made closes itself: its
+        // session is gone when its calls come back).
+        spares[session] = nil
+        sessionUserAgents[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
@@ -280,58 +347,214 @@ public actor BrowserHost {
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
         let key = TabKey(session, webview)
         if tabs[key] != nil { throw BrowserError.browser("web view \(webview) already has a tab") }
+        let tabUserAgent = userAgent?(b.baseUserAgent) ?? b.userAgent
+        sessionUserAgents[session] = tabUserAgent
+        let t = options.callTimeoutSeconds
+        // The session's spare tab, when it has one (a root's: its context was made ahead).
+        if let spare = await takeSpare(session: session, context: context) {
+            guard tabs[key] == nil else {
+                // Another open of the same web view came first (while the spare was being made).
+                _ = try? await b.cdp.call("Target.closeTarget", ["targetId": .string(spare.targetId)], timeout: t)
+                throw BrowserError.browser("web view \(webview) already has a tab")
+            }
+            register(key, Tab(session: session, webview: webview, targetId: spare.targetId, cdpSession: spare.cdpSession), url: url, post: post)
+            do {
+                let s = spare.cdpSession
+                // In front, as a new tab opens (the spare was made in the background).
+                async let front = b.cdp.call("Page.bringToFront", session: s, timeout: t)
+                if spare.userAgent != tabUserAgent {
+                    _ = try await b.cdp.call("Emulation.setUserAgentOverride", userAgentParams(tabUserAgent), session: s, timeout: t)
+                }
+                try await inject(b, cdpSession: s, script: script)
+                _ = try await front
+            } catch {
+                // The spare is not there any more (its renderer died, say): a new tab instead.
+                await closeTab(session: session, webview: webview)
+                return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
+            }
+            do {
+                try await load(b, cdpSession: spare.cdpSession, url: url, root: root)
+            } catch {
+                await closeTab(session: session, webview: webview)
+                throw error
+            }
+            return spare.targetId
+        }
+        return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
+    }
+
+    private func userAgentParams(_ userAgent: String) -> JSONObject {
+        var params: JSONObject = ["userAgent": .string(userAgent)]
+        if options.isPhone { params["userAgentMetadata"] = BrowserOptions.phoneClientHints(userAgent: userAgent) }
+        return params
+    }
+
+    /// The tab's state and its lookups, before its first call: its events are routed to it.
+    private func register(_ key: TabKey, _ tab: Tab, url: String, post: NavigationRequest?) {
+        var tab = tab
+        // Only network loads pass the request interception (a data: url does not).
+        tab.ownLoadPending = url.hasPrefix("http:") || url.hasPrefix("https:")
+        tab.ownLoadPost = post
+        tab.spareAfterLoad = options.spareTabs
+        tabsOpened += 1
+        tab.order = tabsOpened
+        tabs[key] = tab
+        tabsByCDPSession[tab.cdpSession] = key
+        tabsByTarget[tab.targetId] = key
+    }
+
+    /// The calls that dress a new tab as the app's web view (sent at once; each answered by the
+    /// tab's renderer once it runs), then its injected client (`script`).
+    private func dress(_ b: Browser, cdpSession s: String, userAgent: String, script: String?) async throws {
+        let t = options.callTimeoutSeconds
+        async let page = b.cdp.call("Page.enable", session: s, timeout: t)
+        async let fetch = b.cdp.call("Fetch.enable", ["patterns": [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]], session: s, timeout: t)
+        async let ua = b.cdp.call("Emulation.setUserAgentOverride", userAgentParams(userAgent), session: s, timeout: t)
+        async let metrics = b.cdp.call("Emulation.setDeviceMetricsOverride", [
+            "width": .int(Int64(options.viewportWidth)), "height": .int(Int64(options.viewportHeight)),
+            "deviceScaleFactor": 1, "mobile": true,
+        ], session: s, timeout: t)
+        async let touch = b.cdp.call("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5], session: s, timeout: t)
+        async let sw = b.cdp.call("Network.setBypassServiceWorker", ["bypass": true], session: s, timeout: t)
+        async let lifecycle = b.cdp.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: s, timeout: t)
+        _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle)
+        try await inject(b, cdpSession: s, script: script)
+    }
+
+    /// `script` run before every document's own, from the next document on (and in the
+    /// current one, which skips it unless it has an http(s) origin).
+    private func inject(_ b: Browser, cdpSession s: String, script: String?) async throws {
+        guard let script else { return }
+        _ = try await b.cdp.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(script), "runImmediately": true], session: s, timeout: options.callTimeoutSeconds)
+    }
+
+    /// A new tab in `context`, dressed, loading `url`.
+    private func openNewTab(_ b: Browser, key: TabKey, context: String, url: String, script: String?, post: NavigationRequest?, root: Bool,
+                            userAgent: String) async throws -> String {
         let t = options.callTimeoutSeconds
         let created = try await b.cdp.call("Target.createTarget", ["url": "about:blank", "browserContextId": .string(context)], timeout: t)
         guard let targetId = created["targetId"]?.stringValue else { throw BrowserError.browser("no targetId") }
         let attached = try await b.cdp.call("Target.attachToTarget", ["targetId": .string(targetId), "flatten": true], timeout: t)
         guard let cdpSession = attached["sessionId"]?.stringValue else { throw BrowserError.browser("no sessionId") }
-        var tab = Tab(session: session, webview: webview, targetId: targetId, cdpSession: cdpSession)
-        // Only network loads pass the request interception (a data: url does not).
-        tab.ownLoadPending = url.hasPrefix("http:") || url.hasPrefix("https:")
-        tab.ownLoadPost = post
-        tabs[key] = tab
-        tabsByCDPSession[cdpSession] = key
-        tabsByTarget[targetId] = key
+        register(key, Tab(session: key.session, webview: key.webview, targetId: targetId, cdpSession: cdpSession), url: url, post: post)
         do {
-            let s = cdpSession
-            async let page = b.cdp.call("Page.enable", session: s, timeout: t)
-            async let fetch = b.cdp.call("Fetch.enable", ["patterns": [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]], session: s, timeout: t)
-            let tabUserAgent = userAgent?(b.baseUserAgent) ?? b.userAgent
-            var uaParams: JSONObject = ["userAgent": .string(tabUserAgent)]
-            if options.isPhone { uaParams["userAgentMetadata"] = BrowserOptions.phoneClientHints(userAgent: tabUserAgent) }
-            async let ua = b.cdp.call("Emulation.setUserAgentOverride", uaParams, session: s, timeout: t)
-            async let metrics = b.cdp.call("Emulation.setDeviceMetricsOverride", [
-                "width": .int(Int64(options.viewportWidth)), "height": .int(Int64(options.viewportHeight)),
-                "deviceScaleFactor": 1, "mobile": true,
-            ], session: s, timeout: t)
-            async let touch = b.cdp.call("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5], session: s, timeout: t)
-            async let sw = b.cdp.call("Network.setBypassServiceWorker", ["bypass": true], session: s, timeout: t)
-            async let lifecycle = b.cdp.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: s, timeout: t)
-            _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle)
-            if let script {
-                _ = try await b.cdp.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(script), "runImmediately": true], session: s, timeout: t)
-            }
-            if root {
-                // The page replaces the `about:blank` entry: nothing is below the root, so its
-                // own `history.back()` at its first entry does nothing, as the host's back does
-                // on a stack of one.
-                let replaced = try await b.cdp.call("Runtime.evaluate", [
-                    "expression": .string("location.replace(\(JSONValue.string(url).jsonString)); true"),
-                ], session: s, timeout: t)
-                if let details = replaced["exceptionDetails"] {
-                    throw BrowserError.loadFailed(url: url, reason: details["exception"]?["description"]?.stringValue ?? "cannot be loaded")
-                }
-            } else {
-                let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
-                if let error = nav["errorText"]?.stringValue, !error.isEmpty {
-                    throw BrowserError.loadFailed(url: url, reason: error)
-                }
-            }
+            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script)
+            try await load(b, cdpSession: cdpSession, url: url, root: root)
         } catch {
-            await closeTab(session: session, webview: webview)
+            await closeTab(session: key.session, webview: key.webview)
             throw error
         }
         return targetId
+    }
+
+    /// Starts the tab's load of `url`.
+    private func load(_ b: Browser, cdpSession s: String, url: String, root: Bool) async throws {
+        let t = options.callTimeoutSeconds
+        if root {
+            // The page replaces the `about:blank` entry: nothing is below the root, so its
+            // own `history.back()` at its first entry does nothing, as the host's back does
+            // on a stack of one.
+            let replaced = try await b.cdp.call("Runtime.evaluate", [
+                "expression": .string("location.replace(\(JSONValue.string(url).jsonString)); true"),
+            ], session: s, timeout: t)
+            if let details = replaced["exceptionDetails"] {
+                throw BrowserError.loadFailed(url: url, reason: details["exception"]?["description"]?.stringValue ?? "cannot be loaded")
+            }
+        } else {
+            let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
+            if let error = nav["errorText"]?.stringValue, !error.isEmpty {
+                throw BrowserError.loadFailed(url: url, reason: error)
+            }
+        }
+    }
+
+    // MARK: spare tabs
+
+    /// The session's spare, taken (nil when it has none; one being made is waited for).
+    private func takeSpare(session: String, context: String) async -> Spare? {
+        guard options.spareTabs else { return nil }
+        if spares[session] == nil, let making = makingSpares[session] { await making.value }
+        guard contexts[session] == context, browser != nil else { return nil }
+        return spares.removeValue(forKey: session)
+    }
+
+    /// Starts making a spare tab for `session` unless it has one or one is being made.
+    private func makeSpare(session: String) {
+        guard options.spareTabs, !shuttingDown, spares[session] == nil, makingSpares[session] == nil,
+              let b = browser, let context = contexts[session] else { return }
+        let userAgent = sessionUserAgents[session] ?? b.userAgent
+        makingSpares[session] = Task { await self.buildSpare(b, session: session, context: context, userAgent: userAgent) }
+    }
+
+    private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String) async {
+        // Still wanted: the session (its context) and the browser are the same.
+        if let spare = try? await newSpare(b, context: context, userAgent: userAgent, wanted: { contexts[session] == context && browser?.generation == b.generation }) {
+            spares[session] = spare
+        }
+        // Made for nothing or failed half-way: closed (the session's next tab is made the usual
+        // way and makes a new spare once its page has loaded).
+        makingSpares[session] = nil
+        makeFreeContext()
+    }
+
+    /// A tab in `context` on `about:blank`, attached and dressed, without an injected client.
+    /// Closed again when a call fails or `wanted()` says no after one.
+    private func newSpare(_ b: Browser, context: String, userAgent: String, wanted: () -> Bool) async throws -> Spare {
+        let t = options.callTimeoutSeconds
+        var targetId: String?
+        do {
+            // In the background: the session's top web view stays the tab in front.
+            let created = try await b.cdp.call("Target.createTarget", ["url": "about:blank", "browserContextId": .string(context), "background": true], timeout: t)
+            targetId = created["targetId"]?.stringValue
+            guard let id = targetId, wanted() else { throw CancellationError() }
+            let attached = try await b.cdp.call("Target.attachToTarget", ["targetId": .string(id), "flatten": true], timeout: t)
+            guard let cdpSession = attached["sessionId"]?.stringValue, wanted() else { throw CancellationError() }
+            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: nil)
+            guard wanted() else { throw CancellationError() }
+            return Spare(targetId: id, cdpSession: cdpSession, userAgent: userAgent)
+        } catch {
+            if let targetId {
+                _ = try? await b.cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: t)
+            }
+            throw error
+        }
+    }
+
+    /// Starts making a browser context with its spare tab for the next session, unless there
+    /// is one or one is being made.
+    private func makeFreeContext() {
+        guard options.spareTabs, !shuttingDown, freeContext == nil, makingFreeContext == nil, let b = browser else { return }
+        makingFreeContext = Task { await self.buildFreeContext(b) }
+    }
+
+    private func buildFreeContext(_ b: Browser) async {
+        let t = options.callTimeoutSeconds
+        var contextId: String?
+        do {
+            let reply = try await b.cdp.call("Target.createBrowserContext", ["disposeOnDetach": true], timeout: t)
+            contextId = reply["browserContextId"]?.stringValue
+            guard let id = contextId, browser?.generation == b.generation, !shuttingDown else { throw CancellationError() }
+            let spare = try await newSpare(b, context: id, userAgent: b.userAgent, wanted: { browser?.generation == b.generation && !shuttingDown })
+            freeContext = FreeContext(id: id, spare: spare)
+        } catch {
+            if let contextId {
+                _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(contextId)], timeout: t)
+            }
+        }
+        makingFreeContext = nil
+    }
+
+    /// A spare tab Chromium reports crashed or gone is dropped (and closed).
+    private func dropSpare(targetId: String, cdp: CDPConnection) async {
+        if let free = freeContext, free.spare.targetId == targetId {
+            // The context made ahead goes with it (the next session makes its own).
+            freeContext = nil
+            _ = try? await cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(free.id)], timeout: options.callTimeoutSeconds)
+            return
+        }
+        guard let (session, _) = spares.first(where: { $0.value.targetId == targetId }) else { return }
+        spares[session] = nil
+        _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: options.callTimeoutSeconds)
     }
 
     /// Closes the tab of `webview` (nothing when it has none).
@@ -341,7 +564,15 @@ public actor BrowserHost {
         forget(key, tab)
         closing[tab.cdpSession] = tab.targetId
         guard let cdp = browser?.cdp else { return }
+        // Closing the tab in front brings its right neighbour forward, else its left one: the
+        // web view below, unless the session's spare sits right of it. Then the right-most web
+        // view's tab is brought forward, as it would be without a spare.
+        let below = tabs.values.filter { $0.session == session }.max { $0.order < $1.order }
+        let spareRight = spares[session] != nil || makingSpares[session] != nil
         _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(tab.targetId)], timeout: options.callTimeoutSeconds)
+        if spareRight, let below, below.order < tab.order {
+            _ = try? await cdp.call("Page.bringToFront", session: below.cdpSession, timeout: options.callTimeoutSeconds)
+        }
         // Until Chromium reports the tab destroyed, the close is sent again now and then (a
         // dropped close is also sent again as soon as the tab commits its next document).
         let (s, targetId) = (tab.cdpSession, tab.targetId)
@@ -525,8 +756,10 @@ public actor BrowserHost {
             if let targetId = event.params["targetId"]?.stringValue {
                 popups[targetId] = nil
                 if let s = closing.first(where: { $0.value == targetId })?.key { closing[s] = nil }
+                await dropSpare(targetId: targetId, cdp: b.cdp)
             }
         case "Target.targetCrashed":
+            if let targetId = event.params["targetId"]?.stringValue { await dropSpare(targetId: targetId, cdp: b.cdp) }
             guard let targetId = event.params["targetId"]?.stringValue, let key = tabsByTarget[targetId], let tab = tabs[key] else { return }
             emit(.tabCrashed(session: tab.session, webview: tab.webview))
         default:
@@ -613,6 +846,12 @@ public actor BrowserHost {
             guard let frame = event.params["frame"], frame["parentId"] == nil, frame["id"]?.stringValue == tab.targetId,
                   let url = frame["url"]?.stringValue, url.hasPrefix("http:") || url.hasPrefix("https:") else { return }
             emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
+        case "Page.loadEventFired":
+            if tab.spareAfterLoad {
+                tabs[key]?.spareAfterLoad = false
+                // The session's spare first, then (after it) a context for the next session.
+                if spares[tab.session] == nil, makingSpares[tab.session] == nil { makeSpare(session: tab.session) } else { makeFreeContext() }
+            }
         case "Inspector.targetCrashed":
             emit(.tabCrashed(session: tab.session, webview: tab.webview))
         default:

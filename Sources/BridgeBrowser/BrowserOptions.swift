@@ -22,6 +22,16 @@ public struct BrowserOptions: Sendable {
     /// Playwright or Puppeteer to attach to the tabs (docs/PLAYWRIGHT.md). Off by default: that
     /// port grants full control of every tab to any local process (docs/SECURITY.md).
     public var devtools = false
+    /// Each browser session keeps one spare tab (`--spare-tabs`): made once a page of the
+    /// session has loaded, dressed as a web view on `about:blank`, taken by the session's next
+    /// classic web view (which then only adds its injected client and loads), and replaced
+    /// once that one's page has loaded. It costs a renderer (about 18 MiB PSS) per session.
+    /// DevTools clients see it as a page of the session's context (`about:blank`), and a new
+    /// web view as that page navigating rather than a new page: nil means on, except with
+    /// `devtools` (docs/BROWSER.md, "Spare tabs").
+    public var spareTabsSetting: Bool?
+    /// Whether sessions keep a spare tab: `spareTabsSetting`, by default on without `devtools`.
+    public var spareTabs: Bool { spareTabsSetting ?? !devtools }
 
     public init() {}
 

@@ -112,6 +112,9 @@ struct DaemonOptions: ParsableArguments {
     @Flag(help: "Chromium starts with the daemon and also listens for DevTools on a loopback port of its own (Playwright's connect_over_cdp, Puppeteer's connect): GET /api/devtools names it, and so does the line `devtools ws://…` on stdout. Any local process can then drive every tab: see docs/SECURITY.md.")
     var devtools: Bool = false
 
+    @Flag(name: .customLong("spare-tabs"), inversion: .prefixedNo, help: "Each browser session keeps one spare tab, dressed before it is needed, for its next classic web view (about 18 MiB of Chromium's memory per session). Default: on, off with --devtools (a DevTools client would see the spare as a page of the session): docs/BROWSER.md.")
+    var spareTabs: Bool?
+
     @Option(name: .customLong("max-snapshot-bytes"), help: "Most bytes of placeholder snapshots (JPEG) kept per browser session; the oldest go first.")
     var maxSnapshotBytes: Int = 8 << 20
 
@@ -238,6 +241,7 @@ extension DaemonOptions {
         }
         daemon.bridge.snapshotBytesPerSession = maxSnapshotBytes
         daemon.browser.options.devtools = devtools
+        daemon.browser.options.spareTabsSetting = spareTabs
         daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
         daemon.browser.hotwireJS = String(decoding: EmbeddedAssets.bytes(named: "hotwire.js") ?? [], as: UTF8.self)
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import BridgeCheck
+import BridgeProtocol
 
 #if canImport(Glibc)
 import Glibc
@@ -156,6 +157,33 @@ final class ScriptedServer: @unchecked Sendable {
         #expect(none == nil)
         #expect(try c.soft { 7 } == 7)
         #expect(throws: ClientError.self) { _ = try c.soft { () throws -> Int in throw ClientError("the connection closed") } }
+    }
+
+    /// A Turbo visit is waited for until it renders or fails, or until its document goes away
+    /// (the page disconnects, the web view closes, native cold-boots it on pageInvalidated):
+    /// a visit that can no longer render does not hold a step for the whole timeout.
+    @Test func aVisitWhoseDocumentWentAwayIsNotWaitedFor() throws {
+        let server = try ScriptedServer(frames: [])
+        var options = CheckOptions(url: "http://127.0.0.1:9/", steps: [], budgetMs: nil, maxStates: 2, host: "127.0.0.1", port: server.port)
+        options.profile = .hotwireNative
+        let runner = try CheckRunner(options)
+        func started(_ id: String) {
+            runner.event("hotwire.message", ["webview": "W1", "name": "visitStarted",
+                                             "data": ["identifier": .string(id), "location": "http://a/one"]])
+        }
+        for end: (String, JSONValue) in [
+            ("hotwire.message", ["webview": "W1", "name": "visitRendered", "data": ["identifier": "v"]]),
+            ("hotwire.message", ["webview": "W1", "name": "pageInvalidated", "data": [:]]),
+            ("page.disconnected", ["webview": "W1"]),
+            ("webview.closed", ["webview": "W1"]),
+        ] {
+            started("v")
+            #expect(runner.visiting["W1"]?.location == "http://a/one")
+            runner.event("hotwire.message", ["webview": "W1", "name": "visitRendered", "data": ["identifier": "other"]])
+            #expect(runner.visiting["W1"] != nil, "another visit's render does not end this one")
+            runner.event(end.0, end.1)
+            #expect(runner.visiting["W1"] == nil, "\(end)")
+        }
     }
 
     @Test func theDaemonGoingAwayMidRunEndsTheCheckSayingSo() throws {

@@ -75,6 +75,43 @@ import Testing
 
     static func ids(_ v: JSONValue?) -> String { BridgeHarness.ids(v) }
 
+    /// With or without `--config`, `router.perform goBack` on a hotwire-native session is its one back (the
+    /// native pop and its restore visit, as `navigation.back`); the router's other actions are
+    /// `conflict` and leave the whole Bridge as it was.
+    @Test(arguments: [true, false]) func routerActionsOnAHotwireSession(configured: Bool) {
+        var h = BridgeHarness(router: configured ? RouterFixture.router(nativeProduct: false) : nil)
+        let (ctl, sid, page) = Self.session(&h)
+        // Its trees are there with or without --config; router.resolve still needs one.
+        #expect(h.request(ctl, "router.get", ["session": .string(sid)])["result"]?["tree"]?["tabs"]?[0]?["name"] == "main")
+        let resolve = h.request(ctl, "router.resolve", ["url": "http://h/x"])
+        #expect(configured ? resolve["error"]?["code"] != "unknown-method" : resolve["error"]?["code"] == "unknown-method")
+        Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/one", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1, 2, 3]))
+        #expect(h.stackIDs(sid) == "P1 W1")
+        _ = h.take(ctl)
+        _ = h.take(page.client)
+        let before = h.bridge
+        for (method, params): (String, JSONObject) in [
+            ("router.perform", ["session": .string(sid), "action": ["type": "push", "url": "tt://products/1"]]),
+            ("router.perform", ["session": .string(sid), "action": "openDrawer"]),
+            ("router.selectTab", ["session": .string(sid), "tab": "search"]),
+            ("deeplink.open", ["session": .string(sid), "url": "tt://products/1"]),
+        ] {
+            let r = h.request(ctl, method, .object(params))
+            #expect(r["error"]?["code"] == "conflict", "\(method) \(r)")
+        }
+        #expect(h.bridge == before)
+        let back = h.request(ctl, "router.perform", ["session": .string(sid), "action": "goBack"])
+        #expect(back["result"]?["action"] == "pop")
+        #expect(back["result"]?["removed"] == ["P1"])
+        #expect(h.stackIDs(sid) == "W1")
+        let restore = h.take(page.client).first { $0["event"] == "hotwire.visit" }
+        #expect(restore?["params"]?["options"] == ["action": "restore"])
+        #expect(restore?["params"]?["restorationIdentifier"] == "r1")
+    }
+
+
     @Test func modalOpensATabAndARedirectClosesIt() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h)

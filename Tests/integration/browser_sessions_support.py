@@ -264,6 +264,12 @@ class DevTools:
         return sorted((t.get("browserContextId", ""), t["url"]) for t in infos
                       if t["type"] == "page" and (contexts is None or t.get("browserContextId") in contexts))
 
+    async def targets(self, contexts):
+        """The tabs of `contexts`: [(browserContextId, targetId, url)] sorted."""
+        infos = (await self.call("Target.getTargets"))["targetInfos"]
+        return sorted((t.get("browserContextId", ""), t["targetId"], t["url"]) for t in infos
+                      if t["type"] == "page" and t.get("browserContextId") in contexts)
+
     async def close(self):
         await self.ws.close()
 
@@ -271,10 +277,11 @@ class DevTools:
 async def watched_session(daemon, url, ready):
     """A controller, a browser session on `url` whose W1 satisfies `ready` (a JS expression), and
     a DevTools client of the daemon's Chromium (see `watched_chromium`) with that session's
-    browser context, its only one: (controller, session, chromium, context)."""
+    browser context: (controller, session, chromium, context)."""
     c = await controller(daemon.ws_url)
     s = await create(c, url)
     await wait_until(c, s, "W1", ready)
     chromium = await DevTools.of(daemon)
-    (context,) = await chromium.contexts()
+    context = (await c.request("session.get", {"session": s}))["browserContextId"]
+    assert context in await chromium.contexts()
     return c, s, chromium, context

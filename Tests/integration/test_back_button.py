@@ -180,7 +180,8 @@ def test_forward_after_back_in_a_browser_session(daemon_factory, site, tmp_path)
     nothing to come back to: the tab below never left its page and has no entry after it. No web
     view is pushed and no tab opens. In a PWA, Forward after a back-swap is the page's own POP:
     the stack stays."""
-    d = daemon_factory("--chromium", watched_chromium(tmp_path), "--foreground-timeout-ms", "60000")
+    # Without the session's spare tab: the test lists the context's tabs exactly.
+    d = daemon_factory("--chromium", watched_chromium(tmp_path), "--foreground-timeout-ms", "60000", "--no-spare-tabs")
 
     async def go():
         c, s, chromium, context = await watched_session(

@@ -17,6 +17,11 @@ from browser_sessions_support import (  # noqa: F401 (site is a fixture)
 )
 from conftest import http_request
 
+# Tests that list a context's tabs exactly run without the session's spare tab (one more
+# `about:blank` page of the context; test_a_sessions_spare_tab_becomes_its_next_web_view_and_goes_with_it
+# follows it).
+NO_SPARE = ("--no-spare-tabs",)
+
 
 def test_astro_page_walks_the_seed_scenario_unmodified(daemon_factory):
     d = daemon_factory("--static", DEMO)
@@ -266,7 +271,7 @@ def test_a_profile_left_by_a_killed_daemon_is_removed_by_the_next(daemon_factory
 
 def test_session_close_closes_its_tabs_and_no_other(daemon_factory, site, tmp_path):
     # Chromium also listens on a DevTools port of its own, so the test asks Chromium itself.
-    d = daemon_factory("--chromium", watched_chromium(tmp_path))
+    d = daemon_factory("--chromium", watched_chromium(tmp_path), *NO_SPARE)
 
     async def go():
         c = await controller(d.ws_url)
@@ -337,7 +342,7 @@ def test_a_meta_refresh_and_a_get_form_become_new_web_views(daemon_factory, site
 
 
 def test_a_pages_own_history_back_is_a_back_of_the_host(daemon_factory, site, tmp_path):
-    d = daemon_factory("--chromium", watched_chromium(tmp_path))
+    d = daemon_factory("--chromium", watched_chromium(tmp_path), *NO_SPARE)
 
     async def go():
         c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
@@ -360,7 +365,7 @@ def test_history_back_on_the_root_web_view_does_nothing(daemon_factory, site, tm
     """The contract's back on a stack of one: nothing happens. The root web view's page going back
     past its own first entry leaves the page, its connection, its tab and the stack as they are
     (its tab keeps no entry before the page: nothing is below the root)."""
-    d = daemon_factory("--chromium", watched_chromium(tmp_path))
+    d = daemon_factory("--chromium", watched_chromium(tmp_path), *NO_SPARE)
 
     async def go():
         c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
@@ -687,3 +692,97 @@ def test_a_recorded_browser_session_replays_without_chromium(daemon_factory, sit
     p = subprocess.run([bridged_bin(), "replay", str(files[0])], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "identical" in p.stdout
+
+
+async def _spares(c, s, chromium, context):
+    """The tabs of the session's context that are no web view's: [(targetId, url)]."""
+    mine = set((await c.request("session.get", {"session": s}))["targetIds"].values())
+    return [(t, url) for _, t, url in await chromium.targets({context}) if t not in mine]
+
+
+async def _contexts_besides(chromium, known):
+    return await chromium.contexts() - known
+
+
+async def _targets_of(chromium, context):
+    return [(t, url) for _, t, url in await chromium.targets({context})]
+
+
+async def _tabs_are(chromium, context, expected):
+    return {t for _, t, _ in await chromium.targets({context})} == expected
+
+
+def test_a_sessions_spare_tab_becomes_its_next_web_view_and_goes_with_it(daemon_factory, site, tmp_path):
+    """docs/BROWSER.md, "Spare tabs": one spare per session, made once a page has loaded, taken
+    by the next classic web view (its target id becomes that web view's), replaced, and closed
+    with the session's context; other sessions' spares are their own."""
+    d = daemon_factory("--chromium", watched_chromium(tmp_path))
+
+    async def one_spare(c, s, chromium, context):
+        spares = await _spares(c, s, chromium, context)
+        return spares[0] if len(spares) == 1 and spares[0][1] == "about:blank" else None
+
+    async def go():
+        c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
+        first, _ = await until(lambda: one_spare(c, s, chromium, context), "the session's spare tab")
+        # Then a context made ahead for the next session, with a spare tab of its own.
+        (ahead,) = await until(lambda: _contexts_besides(chromium, {context}), "a context for the next session")
+        (ahead_tab,) = await until(lambda: _targets_of(chromium, ahead), "its spare tab")
+        assert ahead_tab[1] == "about:blank"
+        # The second session is that context, its root that tab.
+        s2 = await create(c, site + "/form")
+        got = await c.request("session.get", {"session": s2})
+        context2 = got["browserContextId"]
+        assert (context2, got["targetIds"]["W1"]) == (ahead, ahead_tab[0])
+        # A spare of its own, in its own context.
+        other, _ = await until(lambda: one_spare(c, s2, chromium, context2), "the other session's spare")
+        assert other != first
+
+        # The next classic web view is the spare: W2's tab is that target, on W2's page.
+        await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
+        targets = (await c.request("session.get", {"session": s}))["targetIds"]
+        assert targets["W2"] == first
+        assert await evaluate(c, s, "W2", "[screen.width, navigator.maxTouchPoints > 0, navigator.userAgent.endsWith(' Astro App/1.0')]") == [390, True, True]
+        # Replaced once W2's page has loaded: a new spare, still one, and never the other's.
+        second, _ = await until(lambda: one_spare(c, s, chromium, context), "a new spare")
+        assert second not in (first, other, targets["W1"])
+        assert await one_spare(c, s2, chromium, context2) == (other, "about:blank")
+
+        # Back: W2's tab closes; the spare stays (one per session).
+        await c.request("navigation.back", {"session": s})
+        await stack_is(c, s, "W1")
+        await until(lambda: _tabs_are(chromium, context, {targets["W1"], second}), "W2's tab to close")
+
+        # The session closes: its context goes with every tab, the spare included; the other
+        # session keeps its tab and its spare.
+        await c.request("session.close", {"session": s})
+        await until(lambda: _without(chromium, context), f"Chromium to dispose of {context}")
+        assert [t for _, t, _ in await chromium.targets({context, context2})] == sorted(
+            [(await c.request("session.get", {"session": s2}))["targetIds"]["W1"], other])
+        await chromium.close()
+        await c.close()
+
+    run(go())
+
+
+def test_without_spare_tabs_each_tab_is_a_web_views(daemon_factory, site, tmp_path):
+    d = daemon_factory("--chromium", watched_chromium(tmp_path), "--no-spare-tabs")
+
+    async def go():
+        c, s, chromium, context = await watched_session(d, site + "/form", "window.alive === 'yes'")
+        before = {t for _, t, _ in await chromium.targets({context})}
+        assert before == {(await c.request("session.get", {"session": s}))["targetIds"]["W1"]}
+        await evaluate(c, s, "W1", f"location.href = '{site}/second'; 1")
+        await stack_is(c, s, "W1 W2")
+        await wait_until(c, s, "W2", "document.getElementById('echo')?.textContent === 'GET /second'")
+        targets = (await c.request("session.get", {"session": s}))["targetIds"]
+        assert targets["W2"] not in before, "W2's tab was made for it"
+        assert await _spares(c, s, chromium, context) == []
+        assert await chromium.contexts() == {context}, "no context made ahead"
+        assert await _tabs_are(chromium, context, set(targets.values()))
+        await chromium.close()
+        await c.close()
+
+    run(go())

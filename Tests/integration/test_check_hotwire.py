@@ -113,15 +113,18 @@ def test_each_hotwire_rule_fires_with_its_evidence(app, platform, tmp_path):
     back = f["back-wrong-page"][0]
     assert "(step 10, W1)" in back[0] and "shows /hw/bad/elsewhere instead of /hw/bad/" in back[0], back
     assert any("native back: pop" in e for e in back) and any("restore visit started" in e for e in back), back
-    stuck = f["visit-not-rendered"][0]
+    stuck = next(x for x in f["visit-not-rendered"] if "/hw/bad/stuck" in x[0])
     assert "(step 11, W1)" in stuck[0] and "/hw/bad/stuck in W1 never rendered" in stuck[0], stuck
     assert any(e.startswith("no visitRendered for") for e in stuck) and any("visitRequestCompleted" in e for e in stuck), stuck
     assert "step 11 failed" in out and "has not rendered (no visitRendered)" in out
     for rule in HOTWIRE_RULES:
-        assert len(f[rule]) == 1, (rule, f[rule])
+        # --timeout-s is also the bound of every healthy visit: on a loaded machine one may come
+        # late and add a visit-not-rendered finding of its own; the stuck page's is the one judged.
+        mine = [x for x in f[rule] if rule != "visit-not-rendered" or "/hw/bad/stuck" in x[0]]
+        assert len(mine) == 1, (rule, f[rule])
         assert f"to fix {rule}:" in out
-    failures = sorted(x.get("type") for x in ET.parse(junit).getroot().iter("failure") if x.get("type") in HOTWIRE_RULES)
-    assert failures == sorted(HOTWIRE_RULES)
+    failures = {x.get("type") for x in ET.parse(junit).getroot().iter("failure") if x.get("type") in HOTWIRE_RULES}
+    assert failures == set(HOTWIRE_RULES)
 
 
 @needs_chromium

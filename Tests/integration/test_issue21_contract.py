@@ -192,9 +192,6 @@ def test_main_and_modal_trees_and_the_active_contexts_stack(shared_daemon, app, 
     run(go())
 
 
-@pytest.mark.xfail(strict=True, reason="GAP: router.get on a hotwire-native session without --config is "
-                   "unknown-method ('needs a routing configuration'); the issue names the session's trees "
-                   "main/modal as router.get shows them (Sources/BridgeProtocol/Bridge/RouterMethods.swift:241-243)")
 def test_router_get_shows_the_main_and_modal_trees(shared_daemon, app):
     async def go():
         c = await controller(shared_daemon.ws_url)

@@ -494,3 +494,69 @@ def test_pages_map_to_web_views_by_target_id(devtools_daemon):
             await browser.close()
 
     run(go())
+
+
+def test_with_spare_tabs_playwright_sees_each_spare_as_a_page(devtools_daemon):
+    """`--devtools --spare-tabs` (docs/PLAYWRIGHT.md, "Spare tabs"): the session's spare is one
+    more page of its context, on about:blank, that no web view names; a classic navigation is
+    that page loading W2 (no new page for W2), and the next spare is the new page."""
+    d = devtools_daemon("--static", DEMO, "--spare-tabs")
+    start = d.url + "/app/astro.html"
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, start)
+        await wait_until(c, s, "W1", "document.body.dataset.renders === '1'")
+        async with async_playwright() as p:
+            browser = await p.chromium.connect_over_cdp(d.devtools)
+            context = browser.contexts[0]
+
+            async def info(page):
+                cdp = await context.new_cdp_session(page)
+                try:
+                    return (await cdp.send("Target.getTargetInfo"))["targetInfo"]
+                finally:
+                    await cdp.detach()
+
+            got = await c.request("session.get", {"session": s})
+            context_id, targets = got["browserContextId"], got["targetIds"]
+
+            async def spare_pages():
+                out = []
+                for page in context.pages:
+                    i = await info(page)
+                    if i["browserContextId"] == context_id and i["targetId"] not in targets.values():
+                        out.append((page, i["targetId"]))
+                return out
+
+            deadline = time.monotonic() + TIMEOUT
+            while len(spare := await spare_pages()) != 1:
+                assert time.monotonic() < deadline, "no spare page"
+                await asyncio.sleep(0.05)
+            (spare_page, spare_id), = spare
+            assert spare_page.url == "about:blank"
+            w1 = next(page for page in context.pages if page.url == start)
+
+            # The classic navigation: the spare page becomes W2; the page event is the next spare.
+            async with context.expect_page() as next_spare:
+                await w1.evaluate("location.href = '/app/classic.html'")
+                await stack_is(c, s, "W1 W2")
+                await spare_page.wait_for_url(d.url + "/app/classic.html")
+                await spare_page.wait_for_function("document.body.dataset.ready === 'true'")
+            assert await spare_page.text_content("#webview") == "W2"
+            targets = (await c.request("session.get", {"session": s}))["targetIds"]
+            assert targets["W2"] == spare_id
+            new_spare = await next_spare.value
+            assert new_spare.url == "about:blank"
+            assert (await info(new_spare))["targetId"] not in targets.values()
+
+            # The hardware back: W2's page closes, the spare stays.
+            closed = asyncio.get_running_loop().create_future()
+            spare_page.on("close", lambda _: closed.done() or closed.set_result(True))
+            await c.request("navigation.back", {"session": s})
+            await asyncio.wait_for(closed, TIMEOUT)
+            assert not new_spare.is_closed() and not w1.is_closed()
+            await browser.close()
+        await c.close()
+
+    run(go())

@@ -80,7 +80,9 @@ public final class CheckRunner {
         case "page.disconnected", "webview.closed":
             connected.remove(w)
             stackStale = true
-            if name == "webview.closed" { visiting[w] = nil }
+            // A visit whose document went away (closed, reloaded, replaced by a new document)
+            // will not render: waiting for it would only run out the timeout.
+            visiting[w] = nil
         case "hotwire.message":
             let data = p["data"] ?? .null
             let name = p["name"]?.stringValue ?? ""
@@ -90,6 +92,8 @@ public final class CheckRunner {
                 if let id { visiting[w] = (id, data["location"]?.stringValue ?? "") }
             case "visitRendered", "visitRequestFailed", "visitRequestFailedWithNonHttpStatusCode":
                 if visiting[w]?.identifier == id { visiting[w] = nil }
+            case "pageInvalidated":
+                visiting[w] = nil  // native cold-boots the page: the visit is over
             default:
                 break
             }

@@ -239,11 +239,14 @@ extension Bridge {
     // MARK: Requests
 
     mutating func routerRequest(_ method: RouterMethod, named name: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
-        guard let router else {
-            throw ProtocolError(.unknownMethod, "\"\(name.name)\" needs a routing configuration: start bridged with --config FILE")
+        let needsConfiguration = ProtocolError(.unknownMethod, "\"\(name.name)\" needs a routing configuration: start bridged with --config FILE")
+        // A hotwire-native session has trees of its own (main, modal) without a configuration.
+        if router == nil, method == .resolve || (try? p.string("session")).flatMap({ sessions[$0]?.hotwire }) == nil {
+            throw needsConfiguration
         }
         switch method {
         case .resolve:
+            guard let router else { throw needsConfiguration }
             let url = try p.string("url")
             let resolution: Resolution
             do {
@@ -285,6 +288,16 @@ extension Bridge {
 
     /// `router.perform`, `router.selectTab`, `deeplink.open`: the action, then its outcome as the reply.
     mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: BridgeMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
+        if s.hotwire != nil {
+            // A hotwire-native session's stacks are its navigator's (the path configuration
+            // decides): its one back is the native pop; the router's other actions would move
+            // the tree behind the navigator's back.
+            guard case .goBack = action else {
+                throw ProtocolError(.conflict, "a hotwire-native session is navigated by its path configuration: "
+                    + "use navigation.navigateToUrl or navigation.back, not \(method.name)")
+            }
+            return hotwireBack(&s, client: client, id: id, now: now)
+        }
         if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.name, now: now) {
             return
         }

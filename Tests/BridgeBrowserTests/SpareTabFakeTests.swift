@@ -1,0 +1,205 @@
+import BridgeBrowser
+import BridgeBrowserFakes
+import BridgeProtocol
+import Foundation
+import Testing
+
+/// Spare tabs (docs/BROWSER.md, "Spare tabs") against the fake Chromium: made once a page has
+/// loaded, taken by the session's next web view, replaced, closed with the session, replaced
+/// when they fail, never shared between sessions; and the context made ahead for the next
+/// session. Ids as the fake gives them: contexts `C1`…, targets `T1`…, sessions `S-Tn`.
+@Suite struct SpareTabFakeTests {
+    let chromium = FakeChromium()
+    let events = Inbox<BrowserEvent>()
+
+    static let setup: Set<String> = ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
+                                     "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled"]
+
+    func makeHost(_ configure: (inout BrowserOptions) -> Void = { _ in }) -> BrowserHost {
+        var options = BrowserOptions()
+        configure(&options)
+        let events = self.events
+        return BrowserHost(options: options, launcher: chromium.launcher) { events.append($0) }
+    }
+
+    /// The targets created in `context`, in order.
+    func created(in context: String) -> [CDPCommand] {
+        chromium.commands.all.filter { $0.method == "Target.createTarget" && $0.params["browserContextId"]?.stringValue == context }
+    }
+
+    /// The page of the tab attached as `cdpSession` has loaded; returns once the host has
+    /// handled that (events are handled in order: a marker after it has been answered).
+    func loaded(_ cdpSession: String) async throws {
+        chromium.emit("Page.loadEventFired", ["timestamp": 1], session: cdpSession)
+        let mark = "mark-\(UUID())"
+        chromium.emit("Fetch.requestPaused", ["requestId": .string(mark), "frameId": "F-mark", "request": ["url": "http://x.test/", "method": "GET"]], session: cdpSession)
+        _ = try await chromium.next("Fetch.continueRequest") { $0.params["requestId"]?.stringValue == mark }
+    }
+
+    /// Session s1 (C1) with its root W1 (T1) loaded; its spare T2 (in C1) ready, then the
+    /// context ahead C2 with its tab T3.
+    func sessionWithSpare(_ host: BrowserHost) async throws {
+        try await host.createSession("s1")
+        #expect(try await host.openTab(session: "s1", webview: .webview(1), url: "http://app.test/a", script: "w1", root: true) == "T1")
+        // Nothing ahead before the page has loaded.
+        #expect(created(in: "C1").count == 1)
+        try await loaded("S-T1")
+        #expect(await host.spareTargetId(session: "s1") == "T2")
+        let ahead = await host.contextAhead()
+        #expect(ahead?.context == "C2" && ahead?.target == "T3")
+    }
+
+    @Test func theNextWebViewTakesTheSpareAndANewOneFollowsItsLoad() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        // The spare: in the session's context, attached, dressed as W1 was (same user agent),
+        // no injected client (it names a web view).
+        // (In the background: the top web view stays in front.)
+        #expect(created(in: "C1").map(\.params) == [["url": "about:blank", "browserContextId": "C1"], ["url": "about:blank", "browserContextId": "C1", "background": true]])
+        #expect(Set(chromium.methods(session: "S-T2")) == Self.setup && chromium.methods(session: "S-T2").count == 7)
+        let uas = chromium.commands.all.filter { $0.method == "Emulation.setUserAgentOverride" }
+        #expect(uas.count == 3 && uas[0].params == uas[1].params && uas[0].sessionId == "S-T1" && uas[1].sessionId == "S-T2")
+        #expect(await host.tabCount == 1, "the spare is no web view's tab")
+        #expect(await host.targetId(session: "s1", webview: .webview(2)) == nil)
+
+        // W2 is the spare: brought to front, its client added, then its url loads; no tab is
+        // created for it.
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
+        let taken = Array(chromium.methods(session: "S-T2").dropFirst(7))
+        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Page.navigate"])
+        let script = try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T2" }
+        #expect(script.params == ["source": "w2", "runImmediately": true])
+        let navigate = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
+        #expect(navigate.params == ["url": "http://app.test/b"])
+        #expect(created(in: "C1").count == 2)
+        #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T2")
+        #expect(await host.spareTargetId(session: "s1") == nil)
+        // Its events are W2's now: its own load passes the interception.
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
+        #expect(try await chromium.next("Fetch.continueRequest").params == ["requestId": "r1"])
+
+        // W2's page has loaded: a new spare for s1 (the context ahead is there already).
+        try await loaded("S-T2")
+        #expect(await host.spareTargetId(session: "s1") == "T4")
+        #expect(created(in: "C1").count == 3)
+        #expect(await host.contextAhead()?.target == "T3")
+        #expect(await host.spareTabCount == 1)
+
+        // Popping W2 closes its tab; the spare stays. W1 comes to front (Chromium would bring
+        // the spare, W2's right neighbour).
+        await host.closeTab(session: "s1", webview: .webview(2))
+        #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T2"])
+        #expect(chromium.methods(session: "S-T1").last == "Page.bringToFront")
+        #expect(await host.spareTargetId(session: "s1") == "T4")
+        await host.shutdown()
+    }
+
+    @Test func theNextSessionTakesTheContextAheadAndItsTab() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        let before = chromium.commands.all.filter { $0.method == "Target.createBrowserContext" }.count
+        #expect(try await host.createSession("s2") == "C2")
+        #expect(chromium.commands.all.filter { $0.method == "Target.createBrowserContext" }.count == before, "no context made for it")
+        // Its root is the tab ahead: the client, then the page replaces about:blank.
+        #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1", root: true) == "T3")
+        let taken = Array(chromium.methods(session: "S-T3").dropFirst(7))
+        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Runtime.evaluate"])
+        let replace = try await chromium.next("Runtime.evaluate") { $0.sessionId == "S-T3" }
+        #expect(replace.params["expression"] == #"location.replace("http://app.test/c"); true"#)
+        #expect(await host.contextAhead() == nil, "taken; the next follows a load")
+        await host.shutdown()
+    }
+
+    @Test func sessionsNeverShareSpares() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        // s2 is C2 with its root T3; its load makes its own spare in C2.
+        try await host.createSession("s2")
+        try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: nil, root: true)
+        try await loaded("S-T3")
+        let spare2 = try #require(await host.spareTargetId(session: "s2"))
+        #expect(created(in: "C2").count == 2, "its root and its spare")
+        #expect(spare2 != "T2")
+        // Each session's next web view takes its own.
+        #expect(try await host.openTab(session: "s2", webview: .webview(2), url: "http://app.test/d", script: nil) == spare2)
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: nil) == "T2")
+        #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T2")
+        await host.shutdown()
+    }
+
+    @Test func closingTheSessionClosesItsSpareAndOneBeingMade() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        await host.closeSession("s1")
+        #expect(try await chromium.next("Target.disposeBrowserContext").params == ["browserContextId": "C1"])
+        #expect(await host.spareTargetId(session: "s1") == nil)
+        #expect(await host.spareTabCount == 0)
+
+        // A spare still being made when its session closes is closed when it comes back.
+        try await host.createSession("s2")  // the context ahead, C2 (T3 its root)
+        try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: nil, root: true)
+        let held = Inbox<CDPCommand>()
+        chromium.on("Target.createTarget") { held.append($0); return .later }
+        try await loaded("S-T3")
+        let pending = try await held.next { _ in true }
+        #expect(pending.params["browserContextId"] == "C2")
+        await host.closeSession("s2")
+        chromium.reply(to: pending, .result(["targetId": "T9"]))
+        #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T9"])
+        #expect(await host.spareTargetId(session: "s2") == nil)
+        #expect(await host.spareTabCount == 0)
+        await host.shutdown()
+    }
+
+    @Test func aSpareThatFailsWhenTakenIsClosedAndANewTabMade() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        chromium.on("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T2" ? .error("Not attached to an active page") : .result([:]) }
+        let target = try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2")
+        #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T2"])
+        #expect(target == "T4" && created(in: "C1").count == 3)
+        #expect(try await chromium.next("Page.navigate").sessionId == "S-T4")
+        #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T4")
+        await host.shutdown()
+    }
+
+    @Test func aSpareThatCrashesIsDroppedAndClosed() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        chromium.emit("Target.targetCrashed", ["targetId": "T2", "status": "crashed", "errorCode": 9])
+        #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T2"])
+        #expect(await host.spareTargetId(session: "s1") == nil)
+        // The context ahead whose tab goes is disposed of with it.
+        chromium.emit("Target.targetDestroyed", ["targetId": "T3"])
+        #expect(try await chromium.next("Target.disposeBrowserContext").params == ["browserContextId": "C2"])
+        #expect(await host.contextAhead() == nil)
+        // The next web view gets a new tab; its load makes the next spare and context ahead.
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: nil) == "T4")
+        try await loaded("S-T4")
+        #expect(await host.spareTargetId(session: "s1") == "T5")
+        #expect(await host.contextAhead()?.target == "T6")
+        await host.shutdown()
+    }
+
+    @Test(arguments: [false, true]) func offNoSpareIsMade(devtools: Bool) async throws {
+        // `--no-spare-tabs`, or `--devtools` without `--spare-tabs`.
+        let host = makeHost { if devtools { $0.devtools = true } else { $0.spareTabsSetting = false } }
+        #expect(await host.options.spareTabs == false)
+        try await host.createSession("s1")
+        try await host.openTab(session: "s1", webview: .webview(1), url: "http://app.test/a", script: nil, root: true)
+        try await loaded("S-T1")
+        #expect(await host.spareTargetId(session: "s1") == nil)
+        #expect(await host.contextAhead() == nil)
+        #expect(chromium.commands.all.filter { $0.method == "Target.createTarget" }.count == 1)
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: nil) == "T2")
+        #expect(Set(chromium.methods(session: "S-T2").prefix(7)) == Self.setup)
+        await host.shutdown()
+    }
+
+    @Test func devtoolsWithSpareTabsMakesThem() async throws {
+        let host = makeHost { $0.devtools = true; $0.spareTabsSetting = true }
+        #expect(await host.options.spareTabs)
+        try await sessionWithSpare(host)
+        await host.shutdown()
+    }
+}
