@@ -4,6 +4,7 @@ protocol."""
 import asyncio
 import base64
 import os
+import re
 import signal
 import socket
 import time
@@ -653,6 +654,21 @@ def test_a_page_that_cannot_load_is_a_failed_web_view(daemon_factory, site):
     run(go())
 
 
+_SWIFT_DESCRIPTION = re.compile(r"^\w+\((\w+: |#)|\[\d+(, \d+)+\]")
+
+
+def _strings(value):
+    """Every string in a decoded JSON value (keys' values, nested)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
 def test_a_recorded_browser_session_replays_without_chromium(daemon_factory, site, tmp_path):
     """`serve --record` of a browser session in which a page does `location.href = …`: one
     controller hello (the test's), no page frame the page did not send, host lines as
@@ -678,11 +694,24 @@ def test_a_recorded_browser_session_replays_without_chromium(daemon_factory, sit
     assert d.stop() == 0
     files = list(rec.glob("*.jsonl"))
     assert len(files) == 1, files
-    lines = [json.loads(l) for l in files[0].read_text().splitlines()]
-    frames = [json.loads(l["text"]) for l in lines[1:] if l["k"] == "in"]
-    hellos = [f for f in frames if f.get("method") == "hello" and f["params"]["role"] == "controller"]
-    assert len(hellos) == 1, hellos
-    assert not [f for f in frames if f.get("event") in ("navigate", "back")], "a page frame the page did not send"
+    lines = [json.loads(l) for l in files[0].read_text().splitlines()]  # every line is JSON
+    frames = [(l["c"], json.loads(l["text"])) for l in lines[1:] if l["k"] == "in"]
+    hellos = [(who, f) for who, f in frames if f.get("method") == "hello"]
+    controllers = [who for who, f in hellos if f["params"].get("role") == "controller"]
+    assert len(controllers) == 1, hellos
+    assert not [f for _, f in frames if f.get("event") in ("navigate", "back")], "a page frame the page did not send"
+    # Nothing but the test's controller subscribes; two pages (/form and /assigned), one
+    # connection each.
+    assert {who for who, f in frames if f.get("method") == "session.subscribe"} == set(controllers), frames
+    assert len({who for who, f in hellos if f["params"].get("role") == "page"}) == 2, hellos
+    # Host lines are data: no Swift `description` strings, no byte arrays.
+    for l in lines[1:]:
+        if l["k"] in ("host", "host-result"):
+            assert isinstance(l.get("what"), str) and l["what"], l
+            for text in _strings(l):
+                assert not _SWIFT_DESCRIPTION.search(text), ("a Swift description in a host line", l)
+    assert any(l["k"] == "host-result" and l["what"] == "navigation-stopped" and l.get("url", "").endswith("/assigned")
+               for l in lines[1:]), lines
     work = [l["what"] for l in lines[1:] if l["k"] == "host"]
     results = [l["what"] for l in lines[1:] if l["k"] == "host-result"]
     for what in ("open-tab", "evaluate", "close-tab"):

@@ -22,6 +22,8 @@ from conftest import start_daemon
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app"))
 import server as hotwire_app  # noqa: E402
+# The hotwire tests' own helpers (no test of theirs is collected here: only these names come).
+from test_hotwire import loaded as message, paths, rendered  # noqa: E402
 
 PLATFORMS = ["ios", "android"]
 COMPONENTS = ["form", "menu"]
@@ -54,23 +56,6 @@ async def start(c, base, platform=None, path="/", **extra):
     s = result["session"]
     await message(c, s, "W1", "pageLoaded")
     return s
-
-
-async def message(c, s, webview, name):
-    return await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == webview and p["name"] == name)
-
-
-async def rendered(c, s, webview, path):
-    started = await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == webview
-                                 and p["name"] == "visitStarted" and urllib.parse.urlsplit(p["data"]["location"]).path == path)
-    ident = started["data"]["identifier"]
-    await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["name"] == "visitRendered"
-                       and p["data"]["identifier"] == ident)
-    return started
-
-
-def paths(items, base):
-    return [(i["kind"][0].upper(), i["url"].removeprefix(base)) for i in items]
 
 
 async def close_session(c, s):
