@@ -33,6 +33,9 @@ public actor BrowserHost {
         /// Once its page has loaded, the session gets a spare tab (when it has none): made
         /// after the load, its renderer does not compete with the page the user waits for.
         var spareAfterLoad = false
+        /// The main frame committed Chromium's error page for this url (a load that failed: a
+        /// refused port, a DNS failure): reported once that page has loaded, with its net error.
+        var failedLoad: String?
         /// Its place among the session's tabs (they are opened in stack order: the highest is
         /// the right-most in the session's window).
         var order = 0
@@ -843,10 +846,27 @@ public actor BrowserHost {
             guard event.params["frameId"]?.stringValue == tab.targetId, let url = event.params["url"]?.stringValue else { return }
             emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
         case "Page.frameNavigated":
-            guard let frame = event.params["frame"], frame["parentId"] == nil, frame["id"]?.stringValue == tab.targetId,
-                  let url = frame["url"]?.stringValue, url.hasPrefix("http:") || url.hasPrefix("https:") else { return }
+            guard let frame = event.params["frame"], frame["parentId"] == nil, frame["id"]?.stringValue == tab.targetId else { return }
+            if let unreachable = frame["unreachableUrl"]?.stringValue, !unreachable.isEmpty {
+                // A load that failed after it started (the root's, which `location.replace`
+                // starts, or any later one): Chromium shows its error page instead.
+                tabs[key]?.failedLoad = unreachable
+                return
+            }
+            guard let url = frame["url"]?.stringValue, url.hasPrefix("http:") || url.hasPrefix("https:") else { return }
             emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
         case "Page.loadEventFired":
+            if let failed = tab.failedLoad {
+                tabs[key]?.failedLoad = nil
+                // The error page names the net error (`ERR_CONNECTION_REFUSED`, …).
+                let code = try? await cdp.call("Runtime.evaluate", [
+                    "expression": "(document.querySelector('.error-code') || {}).textContent || ''", "returnByValue": true,
+                ], session: tab.cdpSession, timeout: t)
+                let name = code?["result"]?["value"]?.stringValue ?? ""
+                let reason = name.hasPrefix("ERR_") ? "net::" + name : "the page could not be loaded (Chromium shows its error page)"
+                emit(.loadFailed(session: tab.session, webview: tab.webview, url: failed, reason: reason))
+                return
+            }
             if tab.spareAfterLoad {
                 tabs[key]?.spareAfterLoad = false
                 // The session's spare first, then (after it) a context for the next session.

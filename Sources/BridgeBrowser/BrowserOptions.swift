@@ -126,6 +126,9 @@ public enum BrowserEvent: Sendable, Equatable {
     /// The main frame of a tab now shows `url`: a new document committed, or the page changed
     /// its address itself (pushState, replaceState, a fragment).
     case urlChanged(session: String, webview: ItemID, url: String)
+    /// A tab's page could not be loaded after its load started (`reason`: Chromium's net
+    /// error, e.g. `net::ERR_CONNECTION_REFUSED`): Chromium shows its error page instead.
+    case loadFailed(session: String, webview: ItemID, url: String, reason: String)
     /// A tab's renderer died.
     case tabCrashed(session: String, webview: ItemID)
     /// Chromium itself went away; every tab of these sessions is gone.

@@ -154,6 +154,29 @@ import Testing
         await host.shutdown()
     }
 
+    /// A load that fails after it started (the root's, started by `location.replace`, or any
+    /// later one): Chromium commits its error page; once it has loaded, the tab's failure is
+    /// reported with the page's net error.
+    @Test func aLoadThatFailsAfterItStartedIsReportedWithItsNetError() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.on("Runtime.evaluate") { c in
+            (c.params["expression"]?.stringValue ?? "").contains(".error-code") ? .result(["result": ["type": "string", "value": "ERR_CONNECTION_REFUSED"]])
+                : .result(["result": ["type": "boolean", "value": true]])
+        }
+        chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L9", "url": "chrome-error://chromewebdata/",
+                                                         "unreachableUrl": "http://127.0.0.1:9/down"]], session: "S-T1")
+        chromium.emit("Page.loadEventFired", ["timestamp": 1], session: "S-T1")
+        let failed = try await events.next { _ in true }
+        #expect(failed == .loadFailed(session: "s1", webview: .webview(1), url: "http://127.0.0.1:9/down", reason: "net::ERR_CONNECTION_REFUSED"))
+        // A load that works after it: its url, no failure.
+        chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L10", "url": "http://app.test/a"]], session: "S-T1")
+        chromium.emit("Page.loadEventFired", ["timestamp": 2], session: "S-T1")
+        #expect(try await events.next { _ in true } == .urlChanged(session: "s1", webview: .webview(1), url: "http://app.test/a"))
+        await host.shutdown()
+        #expect(events.untaken.isEmpty, "\(events.untaken)")
+    }
+
     @Test func crashesAreReported() async throws {
         let host = makeHost()
         try await rootTab(host)

@@ -38,9 +38,6 @@ def test_webview_failed_fields_log_line_get_and_back(daemon, site):  # noqa: F81
     assert any("W2" in l and failed["reason"] in l for l in lines), lines
 
 
-@pytest.mark.xfail(strict=True, reason="GAP: a browser session's first page that cannot load is silent: the root tab "
-                   "loads by location.replace (Sources/BridgeBrowser/BrowserHost.swift:314-325), which reports no "
-                   "net error, so neither a browser-error reply nor webview.failed comes")
 def test_a_session_whose_first_page_cannot_load_reports_it(daemon):
     """"A web view whose tab cannot open or whose page cannot load": the session's first web view
     too. Either its session.create fails with browser-error (the session cannot have its root)

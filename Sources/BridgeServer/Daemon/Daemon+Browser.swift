@@ -221,6 +221,9 @@ extension Daemon {
             feed(.host(.historyTraversed(session: session, webview: webview)))
         case .urlChanged(let session, let webview, let url):
             feed(.host(.urlChanged(session: session, webview: webview, url: url)))
+        case .loadFailed(let session, let webview, let url, let reason):
+            logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
+            feed(.host(.tabFailed(session: session, webview: webview, url: url, reason: reason)))
         case .tabCrashed(let session, let webview):
             logger.warning("\(session) \(webview): the tab's renderer crashed")
         case .browserCrashed(let sessions):
