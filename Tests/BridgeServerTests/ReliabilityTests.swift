@@ -60,39 +60,63 @@ import Testing
 
     /// The hold itself: the first close leaves a placeholder in the number's place, the second
     /// frees it; a release closes a placeholder still in place.
+    ///
+    /// The descriptors are moved to numbers near the open-file limit first: other tests run in
+    /// parallel and open descriptors, and the kernel hands out the lowest free number, so a
+    /// number freed here at the bottom could be taken by another test before it is checked.
     @Test func aHeldDescriptorStaysTakenUntilItsSecondClose() throws {
-        var fds: [Int32] = [0, 0]
-        #expect(pipe(&fds) == 0)
-        let held = fds[0]
-        defer { close(fds[1]) }
+        var limit = rlimit()
+        #expect(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0)
+        let top = Int32(min(limit.rlim_cur, 65_536)) - 8
+        #expect(top > 64)
+        /// A pipe whose read end sits at `at`, well above what other tests reach; the write end is
+        /// closed.
+        func readEnd(at fd: Int32) -> Int32 {
+            var fds: [Int32] = [0, 0]
+            #expect(pipe(&fds) == 0)
+            #expect(fcntl(fd, F_GETFD) == -1)  // free before this test takes it
+            #expect(dup2(fds[0], fd) == fd)
+            close(fds[0])
+            close(fds[1])
+            return fd
+        }
+
+        let held = readEnd(at: top)
         bridged_wire_hold_on_close(held)
         #expect(close(held) == 0)
         var st = stat()
         #expect(fcntl(held, F_GETFD) >= 0)  // still open: the placeholder
-        let next = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        #expect(next != held)
-        close(next)
         #expect(fstat(held, &st) == 0 && (st.st_mode & S_IFMT) == S_IFCHR)
         #expect(close(held) == 0)  // lws's second close: the placeholder
         #expect(fcntl(held, F_GETFD) == -1)
         bridged_wire_release_held(held)  // nothing left to do
+        #expect(fcntl(held, F_GETFD) == -1)
 
         // Released while the placeholder is in place: it is closed.
-        #expect(pipe(&fds) == 0)
-        close(fds[1])
-        bridged_wire_hold_on_close(fds[0])
-        #expect(close(fds[0]) == 0)
-        #expect(fcntl(fds[0], F_GETFD) >= 0)
-        bridged_wire_release_held(fds[0])
-        #expect(fcntl(fds[0], F_GETFD) == -1)
+        let placeheld = readEnd(at: top + 1)
+        bridged_wire_hold_on_close(placeheld)
+        #expect(close(placeheld) == 0)
+        #expect(fcntl(placeheld, F_GETFD) >= 0)
+        bridged_wire_release_held(placeheld)
+        #expect(fcntl(placeheld, F_GETFD) == -1)
 
         // Released before any close: an ordinary descriptor again.
+        let plain = readEnd(at: top + 2)
+        bridged_wire_hold_on_close(plain)
+        bridged_wire_release_held(plain)
+        #expect(close(plain) == 0)
+        #expect(fcntl(plain, F_GETFD) == -1)
+
+        // The placeholder keeps a low number taken too: the next open gets another one.
+        var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
-        bridged_wire_hold_on_close(fds[0])
-        bridged_wire_release_held(fds[0])
-        #expect(close(fds[0]) == 0)
-        #expect(fcntl(fds[0], F_GETFD) == -1)
         close(fds[1])
+        bridged_wire_hold_on_close(fds[0])
+        #expect(close(fds[0]) == 0)
+        let next = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        #expect(next != fds[0])
+        close(next)
+        bridged_wire_release_held(fds[0])
     }
 
     // MARK: - Memory of a slow reader
