@@ -176,6 +176,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_text(*late_page(query.get("load", ["module"])[0], query.get("step", ["1"])[0]))
         if path == "/path-configuration.json":
             return self.send_text(200, json.dumps(PATH_CONFIGURATION), "application/json")
+        if path == "/path-configuration-moved":  # a redirect to it (the daemon's fetch follows it)
+            return self.redirect(301, "/path-configuration.json")
         if path == "/follow":
             return self.redirect(302, "/redirected")
         if path == "/recede":
