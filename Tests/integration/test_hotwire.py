@@ -6,7 +6,7 @@ import pytest
 
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
-from hotwire_support import (PLATFORMS, app_fixture, hotwire_app, loaded, paths, rendered,  # noqa: F401
+from hotwire_support import (PLATFORMS, app_fixture, hotwire_app, loaded, paths, rendered, settled,  # noqa: F401
                              stack_changed, start, tree)
 
 app = app_fixture()
@@ -60,7 +60,7 @@ def test_advance_back_replace(daemon, app, platform):
         # native back: a pop, then a restore visit in the same tab
         back = await c.request("navigation.back", {"session": s})
         assert back["action"] == "pop"
-        started = await rendered(c, s, "W1", "/")
+        started = await settled(c, s, "W1", "/")
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
         assert await evaluate(c, s, "W1", "[location.href, document.title]") == [app + "/", "Home"]
         assert started["data"]["hasCachedSnapshot"] is True, "the restore visit shows Turbo's snapshot first"
@@ -187,7 +187,7 @@ def test_failed_visit_and_another_host(daemon, app, platform):
         t = await tree(c, s)
         assert t["tabs"][0]["stack"][-1]["error"] == {"statusCode": 404}
         await c.request("navigation.back", {"session": s})
-        await rendered(c, s, "W1", "/")
+        await settled(c, s, "W1", "/")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-external"})
         opened = await c.next_event("external.open", TIMEOUT, where=lambda p: p["session"] == s)
         assert opened["url"] == "http://external.invalid/"

@@ -37,7 +37,7 @@ import pytest
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
 from conftest import start_daemon
-from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, stack_changed, start, tree
+from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, settled, stack_changed, start, tree
 from test_check import check, needs_chromium
 
 _spec = importlib.util.spec_from_file_location(
@@ -121,7 +121,7 @@ def test_advance_back_replace(shared_daemon, turbo_app, platform):
         # native back pops; the restore visit shows the earlier URL
         back = await c.request("navigation.back", {"session": s})
         assert back["action"] == "pop"
-        started = await rendered(c, s, "W1", "/")
+        started = await settled(c, s, "W1", "/")
         assert started["data"]["hasCachedSnapshot"] is True
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
         await wait_until(c, s, "W1", f"location.href === {json.dumps(app + '/')} && document.title === 'Home'")
