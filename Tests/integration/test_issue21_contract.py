@@ -10,6 +10,7 @@ module; each test makes its own session."""
 import asyncio
 import base64
 import json
+import socket
 import urllib.parse
 
 import pytest
@@ -314,6 +315,41 @@ def test_bridged_open_refuses_bad_hotwire_options(args, says):
     code, out, err = run_daemon_expect_exit("open", "http://127.0.0.1:1/", "--port", "0", *args)
     assert code != 0 and not out.startswith("listening"), (code, out, err)
     assert says in err, err
+
+
+@pytest.mark.parametrize("start_path, config, says", [
+    # With the session's cookies, as the app's page has them (set by its start page).
+    ("/?sign-in=1", "/path-configuration-signed-in.json", None),
+    ("/", "/path-configuration-signed-in.json", "HTTP 403"),
+    ("/", "/nope.json", "HTTP 404"),
+    ("/", "/one", "not JSON: "),
+    ("/", "closed-port", "net::ERR_CONNECTION_REFUSED"),
+])
+def test_the_daemons_fetch_of_the_path_configuration(shared_daemon, app, start_path, config, says):
+    async def go():
+        c = await controller(shared_daemon.ws_url)
+        if config == "closed-port":  # a port nothing listens on (not one Chromium calls unsafe)
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            url = f"http://127.0.0.1:{port}/path-configuration.json"
+        else:
+            url = app + config
+        result = await c.request("session.create", {
+            "url": app + start_path, "browser": True, "profile": "hotwire-native", "pathConfigurationUrl": url}, timeout=60)
+        s = result["session"]
+        try:
+            got = await c.next_event("hotwire.pathConfiguration", TIMEOUT, where=lambda p: p["session"] == s)
+            assert got["url"] == url and got["webview"] == "W1", got
+            if says is None:
+                assert got.get("rules") == len(hotwire_app.PATH_CONFIGURATION["rules"]), got
+            else:
+                assert "rules" not in got and got["error"].startswith(says), got
+        finally:
+            await close_session(c, s)
+            await c.close()
+
+    run(go())
 
 
 @pytest.mark.parametrize("path", ["/path-configuration.json", "/path-configuration-moved"])
