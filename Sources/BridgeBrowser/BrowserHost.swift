@@ -681,9 +681,34 @@ public actor BrowserHost {
           while (hit && hit.shadowRoot) { const inner = hit.shadowRoot.elementFromPoint(x, y); if (!inner || inner === hit) break; hit = inner; }
           const inside = (n) => { for (; n; n = n.parentNode || n.host) if (n === el) return true; return false; };
           if (!hit || !inside(hit)) throw new Error(__sel + " is covered by " + (hit ? describe(hit) : "nothing the page draws"));
+          \(watchPress)
           return {x, y}; })()
         """
     }
+
+    /// Most presses one `click` makes: a click the page lost between the press and the release
+    /// (`clickLost`) is pressed again, on the element the selector finds then.
+    public static let clickPresses = 3
+
+    /// Watches the press about to be made (the page's window keeps the watcher, unenumerable,
+    /// under `Symbol.for("bridged.click")`): the pressed node (the innermost, also in a shadow
+    /// root), dropped when the page's own mousedown listeners removed it (a tap loses that click
+    /// too); at the release, `lost` if that node has left the document, cleared by a click.
+    public static let watchPress = """
+        const __k = Symbol.for("bridged.click"); let __w = window[__k];
+        if (!__w) { __w = {down: null, lost: false}; Object.defineProperty(window, __k, {value: __w});
+          addEventListener("mousedown", (e) => { if (e.isTrusted) __w.down = e.composedPath()[0] || null; }, true);
+          addEventListener("mousedown", () => { if (__w.down && !__w.down.isConnected) __w.down = null; }, false);
+          addEventListener("mouseup", (e) => { if (e.isTrusted && __w.down) __w.lost = !__w.down.isConnected; __w.down = null; }, true);
+          addEventListener("click", (e) => { if (e.isTrusted) __w.lost = false; }, true); }
+        __w.down = null; __w.lost = false;
+        """
+
+    /// After the release: whether the click was lost, that is, whether the page removed the
+    /// pressed element after the press was handled and before the release (a Turbo render of the
+    /// response after a cached snapshot's): Chromium then dispatches no click at all, while a
+    /// user's tap, one input, would have clicked the element there at the release.
+    public static let clickLost = #"(() => { const w = window[Symbol.for("bridged.click")]; return !!(w && w.lost); })()"#
 
     /// The first line of a page exception's description, without `Error: `.
     static func pageMessage(_ error: any Error) -> any Error {
@@ -697,18 +722,30 @@ public actor BrowserHost {
     /// `selector` finds (`a >>> b` pierces open shadow roots), scrolled into view first. An
     /// element a user could not tap fails, saying why: not visible, no size, disabled, outside
     /// the screen, covered (by what).
+    ///
+    /// The press and the release are two inputs, and the page runs its tasks between them: when
+    /// it removed the pressed element in between (Turbo rendering a visit's response over the
+    /// cached snapshot it showed first), Chromium dispatches no click, where a user's tap (one
+    /// input) would have clicked the element found there. Such a lost click is pressed again on
+    /// the element the selector finds then, at most `clickPresses` presses in all; then it fails.
     public func click(session: String, webview: ItemID, selector: String) async throws {
         let (tab, cdp) = try tab(session, webview)
-        let point: JSONValue
-        do { point = try await evaluate(session: session, webview: webview, expression: Self.actionable(selector)) } catch {
-            throw Self.pageMessage(error)
+        for _ in 1...Self.clickPresses {
+            let point: JSONValue
+            do { point = try await evaluate(session: session, webview: webview, expression: Self.actionable(selector)) } catch {
+                throw Self.pageMessage(error)
+            }
+            guard let x = point["x"]?.doubleValue, let y = point["y"]?.doubleValue else { throw BrowserError.browser("no position for \(selector)") }
+            for type in ["mousePressed", "mouseReleased"] {
+                _ = try await cdp.call("Input.dispatchMouseEvent", [
+                    "type": .string(type), "x": .double(x), "y": .double(y), "button": "left", "clickCount": 1,
+                ], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+            }
+            // A page that went (the click navigated) or cannot say: the click was not lost.
+            let lost = try? await evaluate(session: session, webview: webview, expression: Self.clickLost)
+            if lost != .bool(true) { return }
         }
-        guard let x = point["x"]?.doubleValue, let y = point["y"]?.doubleValue else { throw BrowserError.browser("no position for \(selector)") }
-        for type in ["mousePressed", "mouseReleased"] {
-            _ = try await cdp.call("Input.dispatchMouseEvent", [
-                "type": .string(type), "x": .double(x), "y": .double(y), "button": "left", "clickCount": 1,
-            ], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
-        }
+        throw BrowserError.browser("\(selector): the click was lost \(Self.clickPresses) times (the page removed the pressed element before the release)")
     }
 
     /// Focuses the element `selector` finds and types `text` into it, as a keyboard would.

@@ -131,6 +131,71 @@ import Testing
         await host.shutdown()
     }
 
+    /// The page answers the click's scripts: the actionability check a point (and it arms the
+    /// press watcher), the check after the release `lost` as `lostAnswers` says, one per press.
+    func scriptClick(lostAnswers: [Bool]) {
+        let answers = NSLock(), remaining = Box(lostAnswers)
+        chromium.on("Runtime.evaluate") { command in
+            let expression = command.params["expression"]?.stringValue ?? ""
+            if expression == BrowserHost.clickLost {
+                let lost = answers.withLock { remaining.value.isEmpty ? false : remaining.value.removeFirst() }
+                return .result(["result": ["type": "boolean", "value": .bool(lost)]])
+            }
+            if expression.contains(BrowserHost.watchPress) {
+                return .result(["result": ["type": "object", "value": ["x": 10, "y": 20]]])
+            }
+            return .result(["result": ["type": "boolean", "value": true]])
+        }
+    }
+
+    /// What the click sent after the tab's setup: the press watcher's check (`point`), the two
+    /// mouse events (`press`, `release`), the lost check (`lost?`).
+    func clickSteps() -> [String] {
+        chromium.commands.all.filter { $0.sessionId == "S-T1" }.compactMap { c -> String? in
+            let expression = c.params["expression"]?.stringValue ?? ""
+            switch c.method {
+            case "Runtime.evaluate" where expression == BrowserHost.clickLost: return "lost?"
+            case "Runtime.evaluate" where expression.contains(BrowserHost.watchPress): return "point"
+            case "Input.dispatchMouseEvent": return c.params["type"] == "mousePressed" ? "press" : "release"
+            default: return nil
+            }
+        }
+    }
+
+    @Test func aClickThePageLostBetweenPressAndReleaseIsPressedAgain() async throws {
+        // The page removed the pressed element before the release (Turbo rendering the response
+        // over its cached snapshot): Chromium dispatched no click; a tap would have clicked.
+        let host = makeHost()
+        try await rootTab(host)
+        scriptClick(lostAnswers: [true])
+        try await host.click(session: "s1", webview: .webview(1), selector: "#to-external")
+        #expect(clickSteps() == ["point", "press", "release", "lost?", "point", "press", "release", "lost?"])
+        let presses = chromium.commands.all.filter { $0.method == "Input.dispatchMouseEvent" }
+        #expect(presses.allSatisfy { $0.params["x"]?.doubleValue == 10 && $0.params["y"]?.doubleValue == 20 && $0.params["button"] == "left" })
+        await host.shutdown()
+    }
+
+    @Test func aClickNotLostIsPressedOnce() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        scriptClick(lostAnswers: [false])
+        try await host.click(session: "s1", webview: .webview(1), selector: "#to-one")
+        #expect(clickSteps() == ["point", "press", "release", "lost?"])
+        await host.shutdown()
+    }
+
+    @Test func aClickLostAtEveryPressFailsAfterTheLastOne() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        scriptClick(lostAnswers: Array(repeating: true, count: BrowserHost.clickPresses + 1))
+        await #expect(throws: BrowserError.browser("#moving: the click was lost 3 times (the page removed the pressed element before the release)")) {
+            try await host.click(session: "s1", webview: .webview(1), selector: "#moving")
+        }
+        #expect(BrowserHost.clickPresses == 3)
+        #expect(clickSteps() == Array(repeating: ["point", "press", "release", "lost?"], count: 3).flatMap { $0 })
+        await host.shutdown()
+    }
+
     @Test func aPageThatCannotLoadFailsItsTab() async throws {
         let host = makeHost()
         try await rootTab(host)
@@ -237,4 +302,10 @@ import Testing
         await host.shutdown()
         #expect(events.untaken.isEmpty, "\(events.untaken)")
     }
+}
+
+/// A value the fake's scripts change (under the test's lock).
+final class Box<T>: @unchecked Sendable {
+    var value: T
+    init(_ value: T) { self.value = value }
 }
