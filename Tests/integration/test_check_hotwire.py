@@ -257,6 +257,9 @@ def test_the_hotwire_test_apps_good_paths_pass_with_steps(platform, tmp_path):
     rows = [l.split() for l in out.splitlines()]
     # Native back from /one to the screen below (its placeholder P1), the restore visit timed.
     assert any(r[:7] == ["3", "W1", "back", "/one", "→", "/", "[P1]"] and r[8].isdigit() and r[-1] == "ok" for r in rows), out
-    # The modal (its own web view), then the form's redirect pushed on the main stack.
-    assert any(r[:6] == ["9", "W2", "classic", "?", "→", "/items/new"] for r in rows), out
+    # The modal (its own web view), from the main stack's top it is presented over, then the
+    # form's redirect pushed on the main stack.
+    assert any(r[:6] == ["9", "W2", "classic", "/", "→", "/items/new"] for r in rows), out
     assert any(r[:6] == ["11", "W1", "push", "/", "→", "/items/1?title=Bread"] and r[-1] == "ok" for r in rows), out
+    # The native screen pushed: its row names the screen (the path configuration's view_controller).
+    assert any(r[:7] == ["14", "N1", "native", "/", "→", "/numbers", "[numbers]"] and r[-1] == "ok" for r in rows), out
