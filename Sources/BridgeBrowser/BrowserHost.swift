@@ -66,6 +66,8 @@ public actor BrowserHost {
 
     public let options: BrowserOptions
     private let emit: @Sendable (BrowserEvent) -> Void
+    /// The owner's debug log (what went wrong where nothing else needs to know).
+    private let debug: @Sendable (String) -> Void
     private let launcher: BrowserLauncher
     private var browser: Browser?
     private var generation = 0
@@ -110,12 +112,15 @@ public actor BrowserHost {
     private nonisolated let devtoolsURLBox = SharedValue<String?>(nil)
 
     /// `launcher` starts the browser (Chromium on its pipe; tests pass a fake that plays
-    /// Chromium's side by script). `events` receives what the owner must act on.
+    /// Chromium's side by script). `events` receives what the owner must act on; `debug`, lines
+    /// for the owner's debug log.
     public init(options: BrowserOptions = BrowserOptions(), launcher: @escaping BrowserLauncher = BrowserHost.chromium,
+                debug: @escaping @Sendable (String) -> Void = { _ in },
                 events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.options = options
         self.launcher = launcher
         self.emit = events
+        self.debug = debug
         signal(SIGPIPE, SIG_IGN)
     }
 
@@ -491,8 +496,13 @@ public actor BrowserHost {
 
     private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String) async {
         // Still wanted: the session (its context) and the browser are the same.
-        if let spare = try? await newSpare(b, context: context, userAgent: userAgent, wanted: { contexts[session] == context && browser?.generation == b.generation }) {
-            spares[session] = spare
+        do {
+            spares[session] = try await newSpare(b, context: context, userAgent: userAgent,
+                                                 wanted: { contexts[session] == context && browser?.generation == b.generation })
+        } catch is CancellationError {
+            debug("\(session): its spare tab was made for nothing (the session or the browser went away)")
+        } catch {
+            debug("\(session): no spare tab: \(error)")
         }
         // Made for nothing or failed half-way: closed (the session's next tab is made the usual
         // way and makes a new spare once its page has loaded).
