@@ -105,7 +105,7 @@ import Testing
         // Its root is the tab ahead: the client, then the page replaces about:blank.
         #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1", root: true) == "T3")
         let taken = Array(chromium.methods(session: "S-T3").dropFirst(7))
-        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Runtime.evaluate"])
+        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Network.enable", "Runtime.evaluate"])
         let replace = try await chromium.next("Runtime.evaluate") { $0.sessionId == "S-T3" }
         #expect(replace.params["expression"] == #"location.replace("http://app.test/c"); true"#)
         #expect(await host.contextAhead() == nil, "taken; the next follows a load")
