@@ -2,69 +2,14 @@
 Turbo 7.1.0 from PyPI) in a `hotwire-native` browser session, on both platforms, driven only
 over the controller protocol: advance, back, replace, a modal form whose redirect dismisses the
 modal, a native screen, a GET redirect, a bridge component, a failed visit, another host."""
-import os
-import sys
-import urllib.parse
-
 import pytest
 
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
+from hotwire_support import (PLATFORMS, app_fixture, hotwire_app, loaded, paths, rendered,  # noqa: F401
+                             stack_changed, start, tree)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app"))
-import server as hotwire_app  # noqa: E402
-
-PLATFORMS = ["ios", "android"]
-
-
-@pytest.fixture
-def app():
-    assert os.path.exists(hotwire_app.TURBO), "Turbo 7.1.0 is missing: run scripts/fetch-turbo.sh (make deps-test does)"
-    server, base = hotwire_app.start()
-    yield base
-    server.shutdown()
-    server.server_close()
-
-
-async def start(c, base, platform, **extra):
-    params = {
-        "url": base + "/", "browser": True, "profile": "hotwire-native", "platform": platform,
-        "pathConfiguration": hotwire_app.PATH_CONFIGURATION, "bridgeComponents": ["form"],
-    }
-    params.update(extra)
-    result = await c.request("session.create", params, timeout=60)
-    assert result["profile"] == "hotwire-native"
-    s = result["session"]
-    await loaded(c, s, "W1", "pageLoaded")
-    return s
-
-
-async def loaded(c, s, webview, name="visitRendered"):
-    """The next adapter message `name` of `webview`."""
-    return await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == webview and p["name"] == name)
-
-
-async def rendered(c, s, webview, path):
-    """The next visit of `path` in `webview` (its `visitStarted`), once it has rendered. A visit
-    with a cached snapshot renders twice (the snapshot, then the response): the first counts."""
-    started = await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == webview
-                                 and p["name"] == "visitStarted" and urllib.parse.urlsplit(p["data"]["location"]).path == path)
-    ident = started["data"]["identifier"]
-    await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["name"] == "visitRendered"
-                       and p["data"]["identifier"] == ident)
-    return started
-
-
-async def tree(c, s):
-    return (await c.request("session.get", {"session": s}))["tree"]
-
-
-def paths(items, base):
-    return [(i["kind"][0].upper(), i["url"].removeprefix(base)) for i in items]
-
-
-async def stack_changed(c, s, cause_part):
-    return await c.next_event("stack.changed", TIMEOUT, where=lambda p: p["session"] == s and cause_part in p["cause"])
+app = app_fixture()
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)

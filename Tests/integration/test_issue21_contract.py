@@ -10,8 +10,6 @@ module; each test makes its own session."""
 import asyncio
 import base64
 import json
-import os
-import sys
 import urllib.parse
 
 import pytest
@@ -20,22 +18,12 @@ from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, until, wait_until
 from conftest import start_daemon
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app"))
-import server as hotwire_app  # noqa: E402
-# The hotwire tests' own helpers (no test of theirs is collected here: only these names come).
-from test_hotwire import loaded as message, paths, rendered  # noqa: E402
+import hotwire_support
+from hotwire_support import PLATFORMS, app_fixture, hotwire_app, paths, rendered
+from hotwire_support import loaded as message
 
-PLATFORMS = ["ios", "android"]
 COMPONENTS = ["form", "menu"]
-
-
-@pytest.fixture(scope="module")
-def app():
-    assert os.path.exists(hotwire_app.TURBO), "Turbo 7.1.0 is missing: run scripts/fetch-turbo.sh (make deps-test does)"
-    server, base = hotwire_app.start()
-    yield base
-    server.shutdown()
-    server.server_close()
+app = app_fixture("module")
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +34,7 @@ def shared_daemon():
 
 
 async def start(c, base, platform=None, path="/", **extra):
-    params = {"url": base + path, "browser": True, "profile": "hotwire-native",
-              "pathConfiguration": hotwire_app.PATH_CONFIGURATION, "bridgeComponents": COMPONENTS}
-    if platform is not None:
-        params["platform"] = platform
-    params.update(extra)
-    result = await c.request("session.create", params, timeout=60)
-    assert result["profile"] == "hotwire-native"
-    s = result["session"]
-    await message(c, s, "W1", "pageLoaded")
-    return s
+    return await hotwire_support.start(c, base, platform, path, components=COMPONENTS, **extra)
 
 
 async def close_session(c, s):
