@@ -508,8 +508,8 @@ def test_pages_map_to_web_views_by_target_id(devtools_daemon, spare_tabs):
             # Playwright's new page; with them it is the spare page, and the new page the next spare.
             async with context.expect_page() as new_page:
                 await w1.evaluate("location.href = '/app/classic.html'")
+                await stack_is(c, s, "W1 W2")  # (stack.changed comes before webview.open)
                 opened = await c.next_event("webview.open", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W2")
-                await stack_is(c, s, "W1 W2")
                 if spare_tabs:
                     await spare_page.wait_for_url(d.url + "/app/classic.html")
                     await spare_page.wait_for_function("document.body.dataset.ready === 'true'")
