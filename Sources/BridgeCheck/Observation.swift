@@ -45,7 +45,7 @@ public struct Observation: Equatable, Sendable {
         /// view, `from` the url of the main stack's top it was presented over).
         case webviewOpened(url: String, from: String? = nil)
         /// hotwire-native: a native screen was pushed (the web view is its item, `N1`…): its url,
-        /// its screen (the path configuration's `view_controller`) and the url of the item below
+        /// its screen (the path configuration's `view_controller`, Android's `uri`) and the url of the item below
         /// it in its stack.
         case nativePushed(url: String, screen: String?, from: String?)
         /// The routing configuration sent a link outside the app (`external.open`).
