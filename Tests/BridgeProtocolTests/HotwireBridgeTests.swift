@@ -7,7 +7,7 @@ import Testing
     static let configuration: JSONValue = [
         "rules": [
             ["patterns": ["/new$"], "properties": ["context": "modal"]],
-            ["patterns": ["/numbers$"], "properties": ["view_controller": "numbers"]],
+            ["patterns": ["/numbers$"], "properties": ["view_controller": "numbers", "uri": "hotwire://fragment/numbers"]],
         ],
     ]
 
@@ -333,6 +333,25 @@ import Testing
         #expect(back["result"]?["action"] == "pop" && back["result"]?["removed"] == ["W2"])
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.clearSnapshotCache"])
         #expect(h.stackIDs(sid) == "W1")
+    }
+
+    /// Back from a native screen to the web screen its web view still shows: Android restores
+    /// the current visit (the page's `native:restore`, on which bridge 1.x components connect
+    /// again); iOS does nothing (no visit, no event).
+    @Test(arguments: ["ios", "android"]) func backFromANativeScreenRestoresTheCurrentVisitOnAndroid(_ platform: String) {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h, platform: platform)
+        Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/numbers", "options": ["action": "advance"]])
+        if case .takeSnapshot(sid, .webview(1))? = h.hostCalls.last {
+            h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        }
+        #expect(h.sessionGet(sid)["result"]?["tree"]?["tabs"]?[0]?["stack"]?[1]?["kind"] == "native")
+        _ = h.take(page.client)
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["action"] == "pop")
+        let events = h.take(page.client).compactMap { $0["event"]?.stringValue }
+        #expect(events == (platform == "android" ? ["hotwire.restoreCurrentVisit"] : []))
     }
 
     static func snapshotOf(_ h: inout BridgeHarness, _ ctl: ClientID, _ sid: String, _ placeholder: String) -> JSONValue {

@@ -10,7 +10,8 @@ started on one, and the waits on the adapter's messages and the session's tree.
   session on `base + path` with the app's path configuration (`pathConfiguration` in `extra`
   replaces it), once its first page has loaded (`pageLoaded`); returns the session id.
 - `loaded(c, s, webview, name)`: the next adapter message `name` of `webview`.
-- `rendered(c, s, webview, path)`: the next visit of `path` in `webview` once it has rendered.
+- `rendered(c, s, webview, path)`: the next visit of `path` in `webview` once it has rendered;
+  `settled(...)`: once it has completed too (the response rendered after a cached snapshot).
 - `tree(c, s)`, `paths(items, base)`, `stack_changed(c, s, cause_part)`.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ import urllib.parse
 
 import pytest
 
-from browser_sessions_support import TIMEOUT
+from browser_sessions_support import TIMEOUT, until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app"))
 import server as hotwire_app  # noqa: E402
@@ -71,6 +72,20 @@ async def rendered(c, s, webview, path):
     ident = started["data"]["identifier"]
     await c.next_event("hotwire.message", TIMEOUT, where=lambda p: p["session"] == s and p["name"] == "visitRendered"
                        and p["data"]["identifier"] == ident)
+    return started
+
+
+async def settled(c, s, webview, path):
+    """As `rendered`, then until that visit completed: a restore visit with a cached snapshot
+    renders the snapshot first and the response later, which replaces the page's elements (a
+    click between the two may land on an element that is going)."""
+    started = await rendered(c, s, webview, path)
+    ident = started["data"]["identifier"]
+
+    async def completed():  # (before or after its render: iOS posts visitCompleted at once)
+        return any(p["session"] == s and p["name"] == "visitCompleted" and p["data"]["identifier"] == ident
+                   for p in c.events("hotwire.message"))
+    await until(completed, f"visitCompleted of {path}")
     return started
 
 

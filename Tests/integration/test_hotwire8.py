@@ -37,7 +37,7 @@ import pytest
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
 from conftest import start_daemon
-from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, stack_changed, start, tree
+from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, settled, stack_changed, start, tree
 from test_check import check, needs_chromium
 
 _spec = importlib.util.spec_from_file_location(
@@ -121,7 +121,7 @@ def test_advance_back_replace(shared_daemon, turbo_app, platform):
         # native back pops; the restore visit shows the earlier URL
         back = await c.request("navigation.back", {"session": s})
         assert back["action"] == "pop"
-        started = await rendered(c, s, "W1", "/")
+        started = await settled(c, s, "W1", "/")
         assert started["data"]["hasCachedSnapshot"] is True
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
         await wait_until(c, s, "W1", f"location.href === {json.dumps(app + '/')} && document.title === 'Home'")
@@ -133,6 +133,35 @@ def test_advance_back_replace(shared_daemon, turbo_app, platform):
         await rendered(c, s, "W1", "/two")
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("P", "/"), ("W", "/two")]
         await wait_until(c, s, "W1", "location.pathname === '/two' && document.title === 'Two'")
+        await c.close()
+
+    run(go())
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_page_refresh_morphs_in_place(shared_daemon, turbo_app, platform):
+    """Turbo 8's page refresh (a form redirecting to the page it is on, with
+    turbo-refresh-method morph): the adapter makes it without asking native; the stack stays."""
+    app = turbo_app
+
+    async def go():
+        c = await controller(shared_daemon.ws_url)
+        s = await start(c, app, platform, path="/counter")
+        before = paths((await tree(c, s))["tabs"][0]["stack"], app)
+        assert before == [("W", "/counter")]
+        count = int(await evaluate(c, s, "W1", "document.getElementById('count').textContent"))
+        await evaluate(c, s, "W1", "window.samePage = true; 1")
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#add-one"})
+        refreshing = await loaded(c, s, "W1", "visitProposalRefreshingPage")
+        assert refreshing["data"]["location"] == app + "/counter"
+        started = await loaded(c, s, "W1", "visitStarted")
+        assert started["data"]["isPageRefresh"] is True, started
+        await wait_until(c, s, "W1", f"document.getElementById('count').textContent === '{count + 1}'")
+        # morphed in place: the same document
+        assert await evaluate(c, s, "W1", "[window.samePage, location.pathname]") == [True, "/counter"]
+        assert paths((await tree(c, s))["tabs"][0]["stack"], app) == before
+        assert not [p for p in c.events("hotwire.message") if p["session"] == s and p["name"] == "visitProposed"]
+        assert not [p for p in c.events("stack.changed") if p["session"] == s and p["cause"].startswith("hotwire:")]
         await c.close()
 
     run(go())
@@ -187,6 +216,37 @@ def test_bridge_form_connect_and_reply(shared_daemon, app, platform):
                                          "event": "connect", "data": {"tapped": True}})
         await wait_until(c, s, "W1", "document.getElementById('reply').textContent === '{\"tapped\":true}'")
         assert await evaluate(c, s, "W1", "[document.documentElement.dataset.bridgePlatform, document.documentElement.dataset.bridgeComponents]") == [platform, "form"]
+        await c.close()
+
+    run(go())
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_back_from_a_native_screen_reconnects_the_components_on_android(shared_daemon, app, platform, request):
+    """hotwire-native-android restores the current visit when its web view shows the screen it
+    never left again (back from a native screen): `native:restore`, on which a bridge newer than
+    1.0.0 runs `connect()` again. iOS does not; bridge 1.0.0 does not listen."""
+    bridge = request.node.callspec.params["app"]
+    again = platform == "android" and hotwire8.bridge_listens_for_restore(bridge)
+
+    async def go():
+        c = await controller(shared_daemon.ws_url)
+        s = await start(c, app, platform)
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-bridge"})
+        first = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s)
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-numbers"})
+        await stack_changed(c, s, "push")
+        await c.request("navigation.back", {"session": s})
+        if again:
+            second = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s and p["id"] != first["id"])
+            assert (second["event"], second["data"]["metadata"]["url"]) == ("connect", app + "/bridge") and "ignored" not in second
+            await c.request("bridge.reply", {"session": s, "webview": "W1", "id": second["id"], "component": "form",
+                                             "event": "connect", "data": {"again": True}})
+            await wait_until(c, s, "W1", "document.getElementById('reply').textContent === '{\"again\":true}'")
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-one"})
+        await rendered(c, s, "W1", "/one")
+        connects = [p for p in c.events("bridge.message") if p["session"] == s]
+        assert len(connects) == (2 if again else 1), connects
         await c.close()
 
     run(go())

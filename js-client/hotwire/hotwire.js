@@ -19,6 +19,7 @@
 // and the daemon drives the page with events:
 //   hotwire.visit {location, options, restorationIdentifier}
 //   hotwire.cacheSnapshot {} · hotwire.clearSnapshotCache {} · hotwire.coldBootRendered {identifier}
+//   hotwire.restoreCurrentVisit {} (Android: back from a native screen to the page shown)
 //   hotwire.reload {} (a cold boot: the document loads again)
 //   bridge.reply {id, component, event, data}
 // (The path configuration's server copy is the daemon's to fetch; no page sends it.)
@@ -489,6 +490,8 @@
     });
     pageBridge.on("hotwire.cacheSnapshot", () => window.turboNative && window.turboNative.cacheSnapshot());
     pageBridge.on("hotwire.clearSnapshotCache", () => window.turboNative && window.turboNative.clearSnapshotCache());
+    // Android: back to the screen this page still shows (from a native screen): `native:restore`.
+    pageBridge.on("hotwire.restoreCurrentVisit", () => window.turboNative && window.turboNative.restoreCurrentVisit());
     // A cold boot of the page shown (pageInvalidated): the document loads again.
     pageBridge.on("hotwire.reload", () => window.location.reload());
     pageBridge.on("hotwire.coldBootRendered", (p) => window.turboNative && window.turboNative.visitRenderedForColdBoot(p.identifier));

@@ -511,6 +511,10 @@ extension Bridge {
                 if let webview = s.hotwire!.webviews[context] {
                     sendToHotwirePage(&s, webview, "hotwire.clearSnapshotCache", [:])
                 }
+            case .restoreCurrentVisit(let context):
+                if let webview = s.hotwire!.webviews[context] {
+                    sendToHotwirePage(&s, webview, "hotwire.restoreCurrentVisit", [:])
+                }
             case .openExternal(let url):
                 let from = s.hotwire!.webviews[s.hotwire!.navigator.activeContext]
                 emit(&s, "external.open") { w in

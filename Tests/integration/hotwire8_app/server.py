@@ -65,6 +65,17 @@ def bridge_package_version(bridge: str) -> str:
         return bridge
 
 
+def bridge_listens_for_restore(bridge: str) -> bool:
+    """Whether this bridge's components connect again on `native:restore` (newer than 1.0.0)."""
+    for root, _, files in os.walk(os.path.join(VENDOR, f"bridge-{bridge}")):
+        for name in files:
+            if name.endswith(".js"):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    if "native:restore" in f.read():
+                        return True
+    return False
+
+
 def missing() -> str | None:
     """Why the app cannot run (a sentence), or None when vendor/ has everything."""
     if turbo_version() is None:
@@ -119,7 +130,7 @@ LINKS = [
 ]
 
 
-def page(bridge: str, title: str, body: str, status: int = 200) -> tuple[int, str]:
+def page(bridge: str, title: str, body: str, status: int = 200, head: str = "") -> tuple[int, str]:
     importmap = {"imports": {
         "@hotwired/turbo": "/vendor/turbo.js",
         "@hotwired/stimulus": "/vendor/stimulus.js",
@@ -133,6 +144,7 @@ def page(bridge: str, title: str, body: str, status: int = 200) -> tuple[int, st
 <meta name="viewport" content="width=device-width">
 <script type="importmap">{json.dumps(importmap)}</script>
 <script type="module">import "application"</script>
+{head}
 </head><body>
 <h1 id="title">{html.escape(title)}</h1>
 {body}
@@ -144,6 +156,10 @@ def page(bridge: str, title: str, body: str, status: int = 200) -> tuple[int, st
 FORM = ('<form id="item-form" method="post" action="/items" data-controller="bridge--form">'
         '<input id="item-title" name="title" value="Bread">'
         '<button id="submit" type="submit" data-bridge--form-target="submit">Save</button></form>')
+
+
+# Turbo 8's page refreshes: a form that redirects to the page it is on refreshes it by morphing.
+MORPH = '<meta name="turbo-refresh-method" content="morph"><meta name="turbo-refresh-scroll" content="preserve">'
 
 
 class Handler(hotwire_app.Handler):
@@ -190,10 +206,22 @@ class Handler(hotwire_app.Handler):
             body = ('<div data-controller="bridge--form"><button id="submit" data-bridge--form-target="submit"'
                     ' data-bridge-title="Send">Send it</button></div><pre id="reply"></pre>')
             return self.send_text(*page(self.bridge, "Bridge", body))
+        if path == "/counter":
+            body = (f'<p id="count">{self.server.count}</p>'
+                    '<form id="add" method="post" action="/counter"><button id="add-one" type="submit">Add</button></form>')
+            return self.send_text(*page(self.bridge, "Counter", body, head=MORPH))
         names = {"/": "Home", "/one": "One", "/two": "Two", "/redirected": "Redirected", "/numbers": "Numbers"}
         if path in names:
             return self.send_text(*page(self.bridge, names[path], f'<p id="path">{html.escape(self.path)}</p>'))
         return self.send_text(*page(self.bridge, "Missing", "<p>not found</p>", 404))
+
+    def do_POST(self):
+        if self.path == "/counter":
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            with self.server.lock:
+                self.server.count += 1
+            return self.redirect(303, "/counter")
+        return super().do_POST()
 
 
 def start(bridge: str, host: str = "127.0.0.1", port: int = 0):
@@ -202,6 +230,8 @@ def start(bridge: str, host: str = "127.0.0.1", port: int = 0):
     handler = type("Handler", (Handler,), {"bridge": bridge})
     server = hotwire_app.Server((host, port), handler)
     server.daemon_threads = True
+    server.count = 0
+    server.lock = threading.Lock()
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_address[1]}"
 
