@@ -602,7 +602,7 @@ public actor BrowserHost {
         }
     }
 
-    private func tab(_ session: String, _ webview: ItemID) throws -> (Tab, CDPConnection) {
+    func tab(_ session: String, _ webview: ItemID) throws -> (Tab, CDPConnection) {
         guard let b = browser else { throw BrowserError.disconnected }
         guard let tab = tabs[TabKey(session, webview)] else { throw BrowserError.unknownTarget("\(session) \(webview)") }
         return (tab, b.cdp)

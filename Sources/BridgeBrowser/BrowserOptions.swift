@@ -14,6 +14,11 @@ public struct BrowserOptions: Sendable {
     public var callTimeoutSeconds: Double = 15
     /// Seconds Chromium gets to start and answer its first call.
     public var startTimeoutSeconds: Double = 20
+    /// A hotwire-native session's `pathConfigurationUrl`: the most bytes of the document read
+    /// (1 MiB; one byte more and the fetch fails, the session's rules stay)…
+    public var pathConfigurationMaxBytes: Int = 1 << 20
+    /// …and the seconds the whole fetch may take (the redirects and the body included).
+    public var pathConfigurationTimeoutSeconds: Double = 15
     /// JPEG quality of snapshots and screenshots (0–100).
     public var jpegQuality: Int = 60
     /// Extra command-line arguments for Chromium.

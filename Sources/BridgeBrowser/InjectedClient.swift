@@ -35,14 +35,13 @@ public enum InjectedClient {
             .replacingOccurrences(of: "/*@BRIDGE_JS@*/", with: classicBridge)
     }
 
-    /// The Hotwire Native side of a tab (`hotwire.js`, docs/HOTWIRE.md) for `profile`: `main`
-    /// says it is the main context's tab, whose page fetches the `pathConfigurationUrl`.
-    public static func hotwireScript(template: String, profile: HotwireProfile, main: Bool) -> String {
-        var config: JSONObject = [
+    /// The Hotwire Native side of a tab (`hotwire.js`, docs/HOTWIRE.md) for `profile`. (The
+    /// `pathConfigurationUrl` is the daemon's to fetch: no page is told it.)
+    public static func hotwireScript(template: String, profile: HotwireProfile) -> String {
+        let config: JSONObject = [
             "platform": .string(profile.platform.rawValue),
             "components": .array(profile.components.map(JSONValue.string)),
         ]
-        if main, let url = profile.configurationURL { config["pathConfigurationUrl"] = .string(url) }
         return template.replacingOccurrences(of: "/*@HOTWIRE_CONFIG@*/ null", with: JSONValue.object(config).jsonString)
     }
 }

@@ -44,6 +44,8 @@ public enum StackDiagram {
             case .urlChanged(_, let w, let url): return "\(w)'s page is at \(url)"
             case .answered(let r, _): return "the browser answered \(r)"
             case .browserCrashed: return "the browser crashed"
+            case .pathConfigurationFetched(let s, let url, .document): return "the browser fetched \(s)'s path configuration \(url)"
+            case .pathConfigurationFetched(let s, let url, .failed(let why)): return "\(s)'s path configuration \(url) failed: \(why)"
             }
         case .frame(let c, let bytes):
             guard let v = try? JSONParser.parse(bytes, maxDepth: 64) else { return "unparsable frame from \(c)" }

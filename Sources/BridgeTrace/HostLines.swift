@@ -34,6 +34,12 @@ enum HostLines {
             }
         case .browserCrashed(let sessions):
             o["what"] = "browser-crashed"; o["sessions"] = .array(sessions.map { .string($0) })
+        case .pathConfigurationFetched(let s, let url, let fetch):
+            o["what"] = "path-configuration-fetched"; o["session"] = .string(s); o["url"] = .string(url)
+            switch fetch {
+            case .document(let document): o["document"] = document
+            case .failed(let message): o["failed"] = .string(message)
+            }
         }
     }
 
@@ -72,6 +78,8 @@ enum HostLines {
             o["selector"] = .string(selector); o["text"] = .string(text)
         case .screenshot(let r, let s, let target):
             o["what"] = "screenshot"; request(r); o["session"] = .string(s); o["target"] = .string(target.description)
+        case .fetchPathConfiguration(let s, let w, let url):
+            o["what"] = "fetch-path-configuration"; o["session"] = .string(s); o["webview"] = .string(w.description); o["url"] = .string(url)
         }
     }
 
@@ -151,6 +159,10 @@ enum HostLines {
             if r.v["done"] != nil { return .answered(request, .done) }
             if let image = try r.base64("image") { return .answered(request, .image(image)) }
             return .answered(request, .failed(try r.string("failed")))
+        case "path-configuration-fetched":
+            let s = try r.string("session"), url = try r.string("url")
+            if let document = r.v["document"] { return .pathConfigurationFetched(session: s, url: url, .document(document)) }
+            return .pathConfigurationFetched(session: s, url: url, .failed(try r.string("failed")))
         case "browser-crashed":
             guard let list = r.v["sessions"]?.arrayValue else { throw TraceError(line: r.line, "a \"browser-crashed\" line needs \"sessions\"") }
             return .browserCrashed(sessions: list.compactMap(\.stringValue))
@@ -183,6 +195,8 @@ enum HostLines {
             return .type(try r.request(), session: try r.string("session"), webview: try r.id("webview"),
                          selector: try r.string("selector"), text: try r.string("text"))
         case "screenshot": return .screenshot(try r.request(), session: try r.string("session"), target: try r.id("target"))
+        case "fetch-path-configuration":
+            return .fetchPathConfiguration(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"))
         default:
             throw TraceError(line: r.line, "unknown host work \"\(what)\"")
         }

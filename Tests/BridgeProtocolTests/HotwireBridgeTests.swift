@@ -7,7 +7,7 @@ import Testing
     static let configuration: JSONValue = [
         "rules": [
             ["patterns": ["/new$"], "properties": ["context": "modal"]],
-            ["patterns": ["/numbers$"], "properties": ["view_controller": "numbers"]],
+            ["patterns": ["/numbers$"], "properties": ["view_controller": "numbers", "uri": "hotwire://fragment/numbers"]],
         ],
     ]
 
@@ -210,21 +210,113 @@ import Testing
         #expect(h.bridge.sessionCount == before.sessionCount && h.hostCalls.isEmpty)
     }
 
-    @Test func theServerCopyOfThePathConfiguration() {
-        var h = BridgeHarness()
+    /// A session with `pathConfigurationUrl` http://h/pc.json whose W1 page connected: the host
+    /// was asked to fetch it (once), nothing else.
+    static func fetchingSession(_ h: inout BridgeHarness) -> (ClientID, String, PageHandle) {
         let ctl = h.controller()
         _ = h.take(ctl)
         h.request(ctl, "session.create", ["url": "http://h/", "browser": true, "profile": "hotwire-native",
                                           "pathConfigurationUrl": "http://h/pc.json"])
-        guard case .openTab(let sid, _, _, let token, _, true)? = h.hostCalls.last else { Issue.record("no tab"); return }
+        guard case .openTab(let sid, _, _, let token, _, true)? = h.hostCalls.last else {
+            Issue.record("no tab")
+            return (ctl, "", PageHandle(client: ctl, session: "", webview: "", token: "", pageUrl: ""))
+        }
         h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
+        // Not before the main web view's page is there (the fetch runs in its frame).
+        #expect(!h.hostCalls.contains { if case .fetchPathConfiguration = $0 { true } else { false } })
         let page = h.claimed(sid, "W1", token, url: "http://h/")
-        h.event(page.client, "hotwire.pathConfiguration", ["url": "http://h/pc.json", "document": ["rules": "x"]])
-        #expect(h.eventParams(ctl, "hotwire.pathConfiguration").last?["error"] == "'rules' must be an array")
-        h.event(page.client, "hotwire.pathConfiguration", ["url": "http://h/pc.json", "document": Self.configuration])
-        #expect(h.eventParams(ctl, "hotwire.pathConfiguration").last?["rules"] == 2)
-        Self.message(&h, page, "visitProposed", ["location": "http://h/a/new", "options": ["action": "advance"]])
-        #expect(h.sessionGet(sid)["result"]?["tree"]?["active"] == "modal")
+        #expect(h.hostCalls.last == .fetchPathConfiguration(session: sid, webview: .webview(1), url: "http://h/pc.json"))
+        _ = h.take(ctl)
+        _ = h.take(page.client)
+        return (ctl, sid, page)
+    }
+
+    static func fetches(_ h: BridgeHarness) -> Int {
+        h.hostCalls.filter { if case .fetchPathConfiguration = $0 { true } else { false } }.count
+    }
+
+    /// The daemon's answer to the fetch, typed: a document that is a path configuration replaces
+    /// the rules (the next proposal uses them); a failed fetch or a refused document (not one,
+    /// over a limit) keeps the rules the session had; either way controllers hear
+    /// `hotwire.pathConfiguration` once, and a second answer, or one for another url, changes nothing.
+    enum Answer: String, CaseIterable {
+        case document, http404, notJSON, rulesNotAnArray, notAnObject, overTheRuleLimit
+
+        var fetch: PathConfigurationFetch {
+            switch self {
+            case .document: .document(HotwireBridgeTests.configuration)
+            case .http404: .failed("HTTP 404")
+            case .notJSON: .failed("not JSON: unexpected end of input, expected a JSON value at offset 0")
+            case .rulesNotAnArray: .document(["rules": "x"])
+            case .notAnObject: .document(.array([]))
+            case .overTheRuleLimit: .document(["rules": .array(Array(repeating: ["patterns": ["/x$"]] as JSONValue, count: 1001))])
+            }
+        }
+        /// What the event says instead of the rule count.
+        var error: String? {
+            switch self {
+            case .document: nil
+            case .http404: "HTTP 404"
+            case .notJSON: "not JSON: unexpected end of input, expected a JSON value at offset 0"
+            case .rulesNotAnArray: "'rules' must be an array"
+            case .notAnObject: "a path configuration is a JSON object"
+            case .overTheRuleLimit: "1001 rules: at most 1000"
+            }
+        }
+    }
+
+    @Test(arguments: Answer.allCases)
+    func theServerCopyOfThePathConfigurationIsFetchedByTheHost(answer: Answer) {
+        let (fetch, error, active) = (answer.fetch, answer.error, answer == .document ? "modal" : "tab:main")
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.fetchingSession(&h)
+        // An answer for another url is not the session's.
+        h.host(.pathConfigurationFetched(session: sid, url: "http://h/other.json", .document(Self.configuration)))
+        #expect(h.eventParams(ctl, "hotwire.pathConfiguration").isEmpty)
+        h.host(.pathConfigurationFetched(session: sid, url: "http://h/pc.json", fetch))
+        let events = h.eventParams(ctl, "hotwire.pathConfiguration")
+        #expect(events.count == 1)
+        if let error {
+            #expect(events.last == ["session": .string(sid), "webview": "W1", "url": "http://h/pc.json", "error": .string(error)])
+        } else {
+            #expect(events.last == ["session": .string(sid), "webview": "W1", "url": "http://h/pc.json", "rules": 2])
+        }
+        // A second answer is nobody's: the first one stands.
+        h.host(.pathConfigurationFetched(session: sid, url: "http://h/pc.json", .document(["rules": [["patterns": ["/a/new$"], "properties": ["context": "default"]]]])))
+        #expect(h.eventParams(ctl, "hotwire.pathConfiguration").count == 1)
+        // The main page loading again does not fetch it again.
+        h.disconnect(page.client)
+        let again = h.claimed(sid, "W1", page.token, url: "http://h/")
+        #expect(Self.fetches(h) == 1)
+        Self.message(&h, again, "visitProposed", ["location": "http://h/a/new", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.sessionGet(sid)["result"]?["tree"]?["active"] == .string(active))
+    }
+
+    /// A page cannot set the app's path configuration: its `hotwire.pathConfiguration` is refused
+    /// (`not-allowed`), changes nothing and reaches no controller, whether or not the session has a
+    /// `pathConfigurationUrl` and whether or not the daemon's answer came.
+    @Test(arguments: [false, true]) func aPageCannotSetThePathConfiguration(withURL: Bool) {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = withURL ? Self.fetchingSession(&h) : Self.session(&h)
+        let forged: JSONValue = ["url": "http://h/pc.json", "document": ["rules": [["patterns": [".*"], "properties": ["context": "modal"]]]]]
+        for answered in [false, true] {
+            if answered, withURL {
+                h.host(.pathConfigurationFetched(session: sid, url: "http://h/pc.json", .failed("HTTP 500")))
+                _ = h.take(ctl)
+            }
+            let before = h.bridge
+            h.event(page.client, "hotwire.pathConfiguration", forged)
+            let refusal = h.take(page.client)
+            #expect(refusal.count == 1 && refusal.first?["error"]?["code"] == "not-allowed", "\(refusal)")
+            #expect(refusal.first?["error"]?["message"]?.stringValue?.contains("the daemon fetches the session's pathConfigurationUrl") == true)
+            #expect(h.take(ctl).isEmpty)
+            #expect(h.bridge == before)
+        }
+        #expect(Self.fetches(h) == (withURL ? 1 : 0))
+        Self.message(&h, page, "visitProposed", ["location": "http://h/somewhere", "options": ["action": "advance"]])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.sessionGet(sid)["result"]?["tree"]?["active"] == "tab:main")
     }
 
     @Test func pageInvalidatedReloadsAndAModalFormClearsTheMainCache() {
@@ -241,6 +333,25 @@ import Testing
         #expect(back["result"]?["action"] == "pop" && back["result"]?["removed"] == ["W2"])
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.clearSnapshotCache"])
         #expect(h.stackIDs(sid) == "W1")
+    }
+
+    /// Back from a native screen to the web screen its web view still shows: Android restores
+    /// the current visit (the page's `native:restore`, on which bridge 1.x components connect
+    /// again); iOS does nothing (no visit, no event).
+    @Test(arguments: ["ios", "android"]) func backFromANativeScreenRestoresTheCurrentVisitOnAndroid(_ platform: String) {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h, platform: platform)
+        Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
+        Self.message(&h, page, "visitProposed", ["location": "http://h/numbers", "options": ["action": "advance"]])
+        if case .takeSnapshot(sid, .webview(1))? = h.hostCalls.last {
+            h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        }
+        #expect(h.sessionGet(sid)["result"]?["tree"]?["tabs"]?[0]?["stack"]?[1]?["kind"] == "native")
+        _ = h.take(page.client)
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["action"] == "pop")
+        let events = h.take(page.client).compactMap { $0["event"]?.stringValue }
+        #expect(events == (platform == "android" ? ["hotwire.restoreCurrentVisit"] : []))
     }
 
     static func snapshotOf(_ h: inout BridgeHarness, _ ctl: ClientID, _ sid: String, _ placeholder: String) -> JSONValue {

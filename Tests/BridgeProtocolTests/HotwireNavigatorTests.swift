@@ -58,6 +58,7 @@ import Testing
         case .cacheSnapshot(let c): return "cache:\(c.stackName)"
         case .clearSnapshotCache(let c): return "clear:\(c.stackName)"
         case .openExternal(let url): return "external:\(url)"
+        case .restoreCurrentVisit(let c): return "restoreCurrent:\(c.stackName)"
         }
     }
 
@@ -231,6 +232,9 @@ import Testing
               main: ["/", "#hotwire://fragment/numbers"], commands: ["cache:main"], outcome: "push"),
         .init(name: "back restores", platform: .android, setup: [.go("/one"), .go("/two")], step: .back,
               main: ["/", "/one"], commands: ["main:restore:/one@r2"], outcome: "back+pop"),
+        .init(name: "back from a native screen restores the current visit", platform: .android,
+              setup: [.go("/one"), .go("/numbers")], step: .back,
+              main: ["/", "/one"], commands: ["restoreCurrent:main"], outcome: "back+pop"),
     ]
 
     @Test(arguments: ios) func iosFlow(_ f: Flow) { Self.check(f) }

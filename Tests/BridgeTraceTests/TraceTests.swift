@@ -302,6 +302,8 @@ struct Recording {
             .urlChanged(session: "s-1", webview: .webview(1), url: "http://h/#x"),
             .answered(r, .value(["a": [1, 2, ["b": true]]])), .answered(r, .done), .answered(r, .image([1, 2, 3])), .answered(r, .failed("no")),
             .browserCrashed(sessions: ["s-1", "s-2"]),
+            .pathConfigurationFetched(session: "s-1", url: "http://o/pc.json", .document(["rules": [["patterns": ["/new$"]]]])),
+            .pathConfigurationFetched(session: "s-1", url: "http://o/pc.json", .failed("HTTP 404")),
         ]
         let work: [HostWork] = [
             .openTab(session: "s-1", webview: .webview(1), url: "http://h/", token: "t", post: nil, root: true),
@@ -314,6 +316,7 @@ struct Recording {
             .click(r, session: "s-1", webview: .webview(1), selector: "#a"),
             .type(r, session: "s-1", webview: .webview(1), selector: "#a", text: "hi"),
             .screenshot(r, session: "s-1", target: .placeholder(1)),
+            .fetchPathConfiguration(session: "s-1", webview: .webview(1), url: "http://o/pc.json"),
         ]
         var events = results.map { TraceEvent.input(.host($0), at: 3, random: []) } + work.map { TraceEvent.output(.host($0), at: 4) }
         events.append(.input(.openBrowserSession(url: "http://h/"), at: 5, random: [7]))

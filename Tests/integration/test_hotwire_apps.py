@@ -5,7 +5,9 @@ import pytest
 
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
-from test_hotwire import PLATFORMS, app, hotwire_app, loaded, paths, rendered, stack_changed, tree  # noqa: F401
+from hotwire_support import PLATFORMS, app_fixture, hotwire_app, loaded, paths, rendered, stack_changed, tree  # noqa: F401
+
+app = app_fixture()
 
 
 async def create(c, base, platform, path="/", **extra):

@@ -10,7 +10,9 @@ import pytest
 
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
-from test_hotwire import PLATFORMS, app, loaded, paths, rendered, stack_changed, start, tree  # noqa: F401
+from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, stack_changed, start, tree  # noqa: F401
+
+app = app_fixture()
 
 
 def jpeg_size(data: bytes) -> tuple[int, int]:

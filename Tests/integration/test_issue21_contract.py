@@ -10,8 +10,7 @@ module; each test makes its own session."""
 import asyncio
 import base64
 import json
-import os
-import sys
+import socket
 import urllib.parse
 
 import pytest
@@ -20,22 +19,12 @@ from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, until, wait_until
 from conftest import start_daemon
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app"))
-import server as hotwire_app  # noqa: E402
-# The hotwire tests' own helpers (no test of theirs is collected here: only these names come).
-from test_hotwire import loaded as message, paths, rendered  # noqa: E402
+import hotwire_support
+from hotwire_support import PLATFORMS, app_fixture, hotwire_app, paths, rendered
+from hotwire_support import loaded as message
 
-PLATFORMS = ["ios", "android"]
 COMPONENTS = ["form", "menu"]
-
-
-@pytest.fixture(scope="module")
-def app():
-    assert os.path.exists(hotwire_app.TURBO), "Turbo 7.1.0 is missing: run scripts/fetch-turbo.sh (make deps-test does)"
-    server, base = hotwire_app.start()
-    yield base
-    server.shutdown()
-    server.server_close()
+app = app_fixture("module")
 
 
 @pytest.fixture(scope="module")
@@ -46,16 +35,7 @@ def shared_daemon():
 
 
 async def start(c, base, platform=None, path="/", **extra):
-    params = {"url": base + path, "browser": True, "profile": "hotwire-native",
-              "pathConfiguration": hotwire_app.PATH_CONFIGURATION, "bridgeComponents": COMPONENTS}
-    if platform is not None:
-        params["platform"] = platform
-    params.update(extra)
-    result = await c.request("session.create", params, timeout=60)
-    assert result["profile"] == "hotwire-native"
-    s = result["session"]
-    await message(c, s, "W1", "pageLoaded")
-    return s
+    return await hotwire_support.start(c, base, platform, path, components=COMPONENTS, **extra)
 
 
 async def close_session(c, s):
@@ -337,22 +317,65 @@ def test_bridged_open_refuses_bad_hotwire_options(args, says):
     assert says in err, err
 
 
-@pytest.mark.xfail(strict=True, reason="GAP: pathConfigurationUrl is fetched by the page (js-client/hotwire/hotwire.js:460, "
-                   "a CORS fetch), not by the daemon as issue 21 says: a document served by another origin "
-                   "without CORS headers fails with 'Failed to fetch'")
-def test_path_configuration_url_of_another_origin_is_fetched_by_the_daemon(shared_daemon, app):
+@pytest.mark.parametrize("start_path, config, says", [
+    # With the session's cookies, as the app's page has them (set by its start page).
+    ("/?sign-in=1", "/path-configuration-signed-in.json", None),
+    ("/", "/path-configuration-signed-in.json", "HTTP 403"),
+    ("/", "/nope.json", "HTTP 404"),
+    ("/", "/one", "not JSON: "),
+    ("/", "closed-port", "net::ERR_CONNECTION_REFUSED"),
+])
+def test_the_daemons_fetch_of_the_path_configuration(shared_daemon, app, start_path, config, says):
+    async def go():
+        c = await controller(shared_daemon.ws_url)
+        if config == "closed-port":  # a port nothing listens on (not one Chromium calls unsafe)
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            url = f"http://127.0.0.1:{port}/path-configuration.json"
+        else:
+            url = app + config
+        result = await c.request("session.create", {
+            "url": app + start_path, "browser": True, "profile": "hotwire-native", "pathConfigurationUrl": url}, timeout=60)
+        s = result["session"]
+        try:
+            got = await c.next_event("hotwire.pathConfiguration", TIMEOUT, where=lambda p: p["session"] == s)
+            assert got["url"] == url and got["webview"] == "W1", got
+            if says is None:
+                assert got.get("rules") == len(hotwire_app.PATH_CONFIGURATION["rules"]), got
+            else:
+                assert "rules" not in got and got["error"].startswith(says), got
+        finally:
+            await close_session(c, s)
+            await c.close()
+
+    run(go())
+
+
+@pytest.mark.parametrize("path", ["/path-configuration.json", "/path-configuration-moved"])
+def test_path_configuration_url_of_another_origin_is_fetched_by_the_daemon(shared_daemon, app, path):
     other, other_base = hotwire_app.start()  # the same app on another port: another origin, no CORS headers
     try:
         async def go():
             c = await controller(shared_daemon.ws_url)
+            url = other_base + path  # the document, or a 301 to it
             result = await c.request("session.create", {
                 "url": app + "/", "browser": True, "profile": "hotwire-native",
-                "pathConfigurationUrl": other_base + "/path-configuration.json"}, timeout=60)
+                "pathConfigurationUrl": url}, timeout=60)
             s = result["session"]
             try:
                 got = await c.next_event("hotwire.pathConfiguration", TIMEOUT, where=lambda p: p["session"] == s)
-                assert "error" not in got, got
-                assert got["rules"] == len(hotwire_app.PATH_CONFIGURATION["rules"]), got
+                assert got == {"session": s, "webview": "W1", "url": url,
+                               "rules": len(hotwire_app.PATH_CONFIGURATION["rules"])}, got
+                # A page cannot set it: its own hotwire.pathConfiguration is refused and reaches no
+                # controller (the app event sent after it arrives with no such event before it).
+                forged = {"url": url, "document": {"rules": [{"patterns": [".*"], "properties": {"context": "modal"}}]}}
+                await c.request("webview.evaluate", {"session": s, "webview": "W1", "expression":
+                    "(() => { const b = window.__bridgedInjected.bridge;"
+                    f" b.trigger('hotwire.pathConfiguration', {json.dumps(forged)});"
+                    " b.trigger('after-forgery', {}); return true; })()"})
+                await c.next_event("app.event", TIMEOUT, where=lambda p: p["session"] == s and p["name"] == "after-forgery")
+                assert [e for e in c.events("hotwire.pathConfiguration") if e["session"] == s] == [got]
             finally:
                 await close_session(c, s)
                 await c.close()

@@ -16,13 +16,14 @@
 //   hotwire.message {name, data, location}          every adapter message (iOS names)
 //   bridge.ready {location}                          the bridge adapter announced itself
 //   bridge.message {id, component, event, data, location}
-//   hotwire.pathConfiguration {url, document | error}   the server copy of the path configuration
 // and the daemon drives the page with events:
 //   hotwire.visit {location, options, restorationIdentifier}
 //   hotwire.cacheSnapshot {} · hotwire.clearSnapshotCache {} · hotwire.coldBootRendered {identifier}
+//   hotwire.restoreCurrentVisit {} (Android: back from a native screen to the page shown)
 //   hotwire.reload {} (a cold boot: the document loads again)
 //   bridge.reply {id, component, event, data}
-// The daemon replaces the marker below with {platform, components, pathConfigurationUrl?}.
+// (The path configuration's server copy is the daemon's to fetch; no page sends it.)
+// The daemon replaces the marker below with {platform, components}.
 (function () {
   "use strict";
   if (typeof window === "undefined" || window.top !== window || window.__bridgedHotwire) return;
@@ -489,6 +490,8 @@
     });
     pageBridge.on("hotwire.cacheSnapshot", () => window.turboNative && window.turboNative.cacheSnapshot());
     pageBridge.on("hotwire.clearSnapshotCache", () => window.turboNative && window.turboNative.clearSnapshotCache());
+    // Android: back to the screen this page still shows (from a native screen): `native:restore`.
+    pageBridge.on("hotwire.restoreCurrentVisit", () => window.turboNative && window.turboNative.restoreCurrentVisit());
     // A cold boot of the page shown (pageInvalidated): the document loads again.
     pageBridge.on("hotwire.reload", () => window.location.reload());
     pageBridge.on("hotwire.coldBootRendered", (p) => window.turboNative && window.turboNative.visitRenderedForColdBoot(p.identifier));
@@ -497,21 +500,6 @@
       const message = { id: p.id, component: p.component, event: p.event, data: p.data || {} };
       window.nativeBridge.replyWith(platform === "android" ? JSON.stringify(message) : message);
     });
-  }
-
-  // --- the path configuration's server copy ------------------------------------------------------
-
-  // Native loads the document from pathConfigurationUrl; here the main tab's page fetches it
-  // (with the page's cookies, as the app's own web view would) and hands it to the daemon.
-  if (typeof config.pathConfigurationUrl === "string" && typeof fetch === "function") {
-    const url = config.pathConfigurationUrl;
-    fetch(url, { credentials: "include", cache: "no-store" })
-      .then((response) => {
-        if (!response.ok) throw new Error(`HTTP ${response.status}`);
-        return response.json();
-      })
-      .then((document) => toDaemon("hotwire.pathConfiguration", { url, document }))
-      .catch((error) => toDaemon("hotwire.pathConfiguration", { url, error: String(error && error.message || error) }));
   }
 
   // --- when each piece appears ------------------------------------------------------------------

@@ -436,6 +436,11 @@ extension Bridge {
                 case .failed(let message): b.sendError(client, id: request.id, ProtocolError(.browserError, message))
                 }
             }))
+        case .pathConfigurationFetched(let sid, let url, let fetch):
+            withSession(sid) { b, s in
+                guard s.hotwire != nil else { return }
+                b.hotwirePathConfigurationFetched(&s, url: url, fetch)
+            }
         case .browserCrashed(let sids):
             for sid in sids {
                 withSession(sid) { b, s in

@@ -54,6 +54,12 @@ struct HotwireState: Equatable {
     var pending: [ItemID: [HotwirePageEvent]] = [:]
     /// Web views under the snapshot of the screen they are visiting again (a back).
     var overlays: [ItemID: HotwireOverlay] = [:]
+    /// Whether the host was asked to fetch the profile's `pathConfigurationUrl` (once, when the
+    /// main web view's page first connects), and whether its answer came.
+    var configurationFetch: ConfigurationFetch = .notAsked
+    enum ConfigurationFetch: Equatable {
+        case notAsked, asked, answered
+    }
 
     func context(of webview: ItemID) -> HotwireContext? {
         webviews.first { $0.value == webview }?.key
@@ -80,9 +86,11 @@ extension Bridge {
     // MARK: Page events
 
     /// A page event of a hotwire-native session's page: `true` when it was one of the profile's
-    /// (`hotwire.message`, `bridge.message`, `bridge.ready`), handled here.
+    /// (`hotwire.message`, `bridge.message`, `bridge.ready`), handled here. The path configuration
+    /// is the daemon's to fetch and report: a page's `hotwire.pathConfiguration` is refused
+    /// (`not-allowed`) and changes nothing, so that no page can set the app's rules.
     mutating func hotwirePageEvent(_ client: ClientID, name: String, _ params: JSONObject, _ s: inout Session,
-                                   webview: ItemID, now: Int64) -> Bool {
+                                   webview: ItemID, now: Int64) throws(ProtocolError) -> Bool {
         guard s.hotwire != nil else { return false }
         switch name {
         case "hotwire.message":
@@ -92,7 +100,7 @@ extension Bridge {
         case "bridge.ready":
             emit(&s, "bridge.ready") { w in w.key("webview"); w.string(webview.description) }
         case "hotwire.pathConfiguration":
-            hotwirePathConfiguration(params, &s, webview: webview)
+            throw ProtocolError(.notAllowed, "hotwire.pathConfiguration is not a page's to send: the daemon fetches the session's pathConfigurationUrl itself")
         default:
             return false
         }
@@ -148,17 +156,33 @@ extension Bridge {
         effects.append(.host(.removeOverlay(session: s.id, webview: webview)))
     }
 
-    /// The server copy of the path configuration, fetched by the main web view's page: it
-    /// replaces the session's rules from the next proposal on. A document that does not parse
-    /// changes nothing; either way controllers hear `hotwire.pathConfiguration`.
-    private mutating func hotwirePathConfiguration(_ params: JSONObject, _ s: inout Session, webview: ItemID) {
-        let url = params["url"]?.stringValue ?? ""
-        guard webview == s.hotwire!.webviews[.default], url == s.hotwire!.profile.configurationURL else { return }
-        var error = params["error"]?.stringValue
+    /// The main web view's page connected for the first time: the host is asked to fetch the
+    /// profile's `pathConfigurationUrl` (in that page's frame, with the session's cookies). Once
+    /// per session: a page loading again does not fetch it again.
+    mutating func askHotwirePathConfiguration(_ s: inout Session, webview: ItemID) {
+        guard let h = s.hotwire, h.configurationFetch == .notAsked, let url = h.profile.configurationURL,
+              webview == h.webviews[.default] else { return }
+        s.hotwire!.configurationFetch = .asked
+        effects.append(.host(.fetchPathConfiguration(session: s.id, webview: webview, url: url)))
+    }
+
+    /// The host's answer to `fetchPathConfiguration`: the server copy replaces the session's
+    /// rules from the next proposal on. A document refused (not JSON, not a path configuration,
+    /// over a limit of `HotwirePathConfiguration.Limits`) or a failed fetch changes nothing (the
+    /// rules it had stay); either way controllers hear `hotwire.pathConfiguration`. An answer
+    /// nobody asked for (another url, a second one) is ignored.
+    mutating func hotwirePathConfigurationFetched(_ s: inout Session, url: String, _ fetch: PathConfigurationFetch) {
+        guard let h = s.hotwire, h.configurationFetch == .asked, url == h.profile.configurationURL,
+              let webview = h.webviews[.default] else { return }
+        s.hotwire!.configurationFetch = .answered
+        var error: String?
         var rules = 0
-        if error == nil {
+        switch fetch {
+        case .failed(let why):
+            error = why
+        case .document(let document):
             do {
-                let configuration = try HotwirePathConfiguration(json: params["document"] ?? .null)
+                let configuration = try HotwirePathConfiguration(json: document)
                 rules = configuration.rules.count
                 s.hotwire!.profile.configuration = configuration
                 s.hotwire!.navigator.configuration = configuration
@@ -202,6 +226,7 @@ extension Bridge {
 
     /// The page of `webview` claimed it: what waited for it is sent.
     mutating func hotwirePageClaimed(_ client: ClientID, _ s: inout Session, webview: ItemID) {
+        askHotwirePathConfiguration(&s, webview: webview)
         guard let events = s.hotwire?.pending.removeValue(forKey: webview) else { return }
         for event in events { sendObject(client, event.name, event.params) }
     }
@@ -485,6 +510,10 @@ extension Bridge {
             case .clearSnapshotCache(let context):
                 if let webview = s.hotwire!.webviews[context] {
                     sendToHotwirePage(&s, webview, "hotwire.clearSnapshotCache", [:])
+                }
+            case .restoreCurrentVisit(let context):
+                if let webview = s.hotwire!.webviews[context] {
+                    sendToHotwirePage(&s, webview, "hotwire.restoreCurrentVisit", [:])
                 }
             case .openExternal(let url):
                 let from = s.hotwire!.webviews[s.hotwire!.navigator.activeContext]

@@ -118,6 +118,18 @@ public enum HostResult: Equatable, Sendable {
     case answered(HostRequest, HostAnswer)
     /// The browser went away; every tab of these sessions is gone.
     case browserCrashed(sessions: [String])
+    /// The answer to `HostWork.fetchPathConfiguration`: the document at `url`, parsed, or why
+    /// there is none (`HTTP 404`, `net::ERR_CONNECTION_REFUSED`, not JSON, over the byte cap, no
+    /// answer in time).
+    case pathConfigurationFetched(session: String, url: String, PathConfigurationFetch)
+}
+
+/// What the host's fetch of a hotwire-native session's `pathConfigurationUrl` gave.
+public enum PathConfigurationFetch: Equatable, Sendable {
+    /// The document, parsed as JSON (not checked yet: the Bridge applies its limits).
+    case document(JSONValue)
+    /// No document: why, in words for controllers.
+    case failed(String)
 }
 
 /// Work the machine asks of its host's browser (browser sessions only), in order.
@@ -150,6 +162,10 @@ public enum HostWork: Equatable, Sendable {
     /// `session.screenshot` of the top item (`target`, which may be a native screen with no
     /// tab); answered by `answered(request, .image / .failed)`.
     case screenshot(HostRequest, session: String, target: ItemID)
+    /// The document at the `pathConfigurationUrl` of a hotwire-native session, fetched by the
+    /// host with the session's cookies (as the app's native side loads its server copy: no CORS),
+    /// in the frame of `webview` (the main web view); answered by `pathConfigurationFetched`.
+    case fetchPathConfiguration(session: String, webview: ItemID, url: String)
 
     /// The request this work answers, if any.
     public var request: HostRequest? {

@@ -81,6 +81,11 @@ public enum HotwireCommand: Equatable, Sendable {
     case clearSnapshotCache(HotwireContext)
     /// Another host: open it outside the app (`external.open`); the stacks do not change.
     case openExternal(String)
+    /// Android: the context's web view shows its top web screen again after a native screen
+    /// over it went, still on that screen's visit: no visit, `turboNative.restoreCurrentVisit()`
+    /// (the DOM event `native:restore`, on which bridge components connect again), as
+    /// hotwire-native-android's `Session.restoreCurrentVisit` does.
+    case restoreCurrentVisit(HotwireContext)
 }
 
 /// What one proposal or back did.
@@ -548,6 +553,11 @@ public struct HotwireNavigator: Sendable, Equatable {
                 if platform == .android && (top.restorationIdentifier ?? "").isEmpty { action = .advance }
                 visits.append(HotwireVisit(context: context, screen: top.id, url: top.url, action: action,
                                            restorationIdentifier: action == .restore ? top.restorationIdentifier : nil))
+            } else if platform == .android, shown[context] == top.id, stack(context).last?.isWeb == false,
+                      !(top.restorationIdentifier ?? "").isEmpty, !visits.contains(where: { $0.context == context }) {
+                // Android re-attaches the web view to the screen it never left (web → native →
+                // web) and restores its current visit (it needs its restoration identifier).
+                commands.append(.restoreCurrentVisit(context))
             }
         }
         // The web screen a context's web view shows, covered while it stays on its stack: by a

@@ -46,12 +46,12 @@ final class BrowserSide {
         self.classicBridge = InjectedClient.classicBridge(configuration.bridgeJS)
     }
 
-    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil, main: Bool = true) -> String {
+    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil) -> String {
         let client = InjectedClient.script(template: configuration.injectTemplate, classicBridge: classicBridge, bridgeURL: bridgeURL,
                                            moduleURL: moduleURL, session: session, webview: webview, token: token,
                                            astro: hotwire == nil)
         guard let hotwire else { return client }
-        return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire, main: main)
+        return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire)
     }
 }
 
@@ -90,7 +90,7 @@ extension Daemon {
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
             let profile = bridge.hotwireProfile(session: session)
-            let script = b.script(session: session, webview: webview, token: token, hotwire: profile, main: root)
+            let script = b.script(session: session, webview: webview, token: token, hotwire: profile)
             var userAgent: (@Sendable (String) -> String)?
             if let profile {
                 let platform = profile.platform
@@ -176,6 +176,15 @@ extension Daemon {
         case .screenshot(let request, let session, let target):
             onHost { host in
                 await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }
+            }
+        case .fetchPathConfiguration(let session, let webview, let url):
+            let options = b.configuration.options
+            let logger = self.logger
+            onHost { host in
+                let fetched = await host.fetchJSON(session: session, webview: webview, url: url, maxBytes: options.pathConfigurationMaxBytes,
+                                                   timeoutSeconds: options.pathConfigurationTimeoutSeconds)
+                if case .failed(let why) = fetched { logger.warning("\(session): the path configuration \(url) cannot be used: \(why)") }
+                return .pathConfigurationFetched(session: session, url: url, fetched)
             }
         }
     }

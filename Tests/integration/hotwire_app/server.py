@@ -176,6 +176,12 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_text(*late_page(query.get("load", ["module"])[0], query.get("step", ["1"])[0]))
         if path == "/path-configuration.json":
             return self.send_text(200, json.dumps(PATH_CONFIGURATION), "application/json")
+        if path == "/path-configuration-moved":  # a redirect to it (the daemon's fetch follows it)
+            return self.redirect(301, "/path-configuration.json")
+        if path == "/path-configuration-signed-in.json":  # only with the cookie /?sign-in=1 sets
+            if "pc=1" not in (self.headers.get("Cookie") or ""):
+                return self.send_text(403, "sign in first", "text/plain")
+            return self.send_text(200, json.dumps(PATH_CONFIGURATION), "application/json")
         if path == "/follow":
             return self.redirect(302, "/redirected")
         if path == "/recede":
@@ -202,7 +208,8 @@ class Handler(BaseHTTPRequestHandler):
         names = {"/": "Home", "/one": "One", "/two": "Two", "/redirected": "Redirected", "/slow": "Slow",
                  "/numbers": "Numbers", "/plain": "Plain"}
         if path in names:
-            return self.send_text(*page(names[path], f'<p id="path">{html.escape(self.path)}</p>'))
+            cookie = {"Set-Cookie": "pc=1; Path=/; SameSite=Lax"} if "sign-in" in query else None
+            return self.send_text(*page(names[path], f'<p id="path">{html.escape(self.path)}</p>'), headers=cookie)
         if path == "/search":
             return self.send_text(*page("Search", f'<p id="path">{html.escape(self.path)}</p>'))
         return self.send_text(*page("Missing", "<p>not found</p>", 404))
