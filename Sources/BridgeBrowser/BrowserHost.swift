@@ -36,6 +36,12 @@ public actor BrowserHost {
         /// The main frame committed Chromium's error page for this url (a load that failed: a
         /// refused port, a DNS failure): reported once that page has loaded, with its net error.
         var failedLoad: String?
+        /// The root's first load is watched with the Network domain (enabled for it only, then
+        /// disabled once its page has loaded): its document request (the main frame's) and,
+        /// when that failed, Chromium's `errorText` (`net::ERR_CONNECTION_REFUSED`).
+        var watchingNetwork = false
+        var documentRequest: String?
+        var netError: String?
         /// Its place among the session's tabs (they are opened in stack order: the highest is
         /// the right-most in the session's window).
         var order = 0
@@ -66,6 +72,8 @@ public actor BrowserHost {
 
     public let options: BrowserOptions
     private let emit: @Sendable (BrowserEvent) -> Void
+    /// The owner's debug log (what went wrong where nothing else needs to know).
+    private let debug: @Sendable (String) -> Void
     private let launcher: BrowserLauncher
     private var browser: Browser?
     private var generation = 0
@@ -110,12 +118,15 @@ public actor BrowserHost {
     private nonisolated let devtoolsURLBox = SharedValue<String?>(nil)
 
     /// `launcher` starts the browser (Chromium on its pipe; tests pass a fake that plays
-    /// Chromium's side by script). `events` receives what the owner must act on.
+    /// Chromium's side by script). `events` receives what the owner must act on; `debug`, lines
+    /// for the owner's debug log.
     public init(options: BrowserOptions = BrowserOptions(), launcher: @escaping BrowserLauncher = BrowserHost.chromium,
+                debug: @escaping @Sendable (String) -> Void = { _ in },
                 events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.options = options
         self.launcher = launcher
         self.emit = events
+        self.debug = debug
         signal(SIGPIPE, SIG_IGN)
     }
 
@@ -454,6 +465,13 @@ public actor BrowserHost {
     private func load(_ b: Browser, cdpSession s: String, url: String, root: Bool) async throws {
         let t = options.callTimeoutSeconds
         if root {
+            // Why the root's page fails to load, if it does, is Network.loadingFailed's
+            // `errorText` (location.replace reports none): the Network domain is on for that
+            // load only (its events cost a JSON message per request event of the page).
+            if url.hasPrefix("http:") || url.hasPrefix("https:") {
+                if let key = tabsByCDPSession[s] { tabs[key]?.watchingNetwork = true }
+                _ = try await b.cdp.call("Network.enable", session: s, timeout: t)
+            }
             // The page replaces the `about:blank` entry: nothing is below the root, so its
             // own `history.back()` at its first entry does nothing, as the host's back does
             // on a stack of one.
@@ -491,8 +509,13 @@ public actor BrowserHost {
 
     private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String) async {
         // Still wanted: the session (its context) and the browser are the same.
-        if let spare = try? await newSpare(b, context: context, userAgent: userAgent, wanted: { contexts[session] == context && browser?.generation == b.generation }) {
-            spares[session] = spare
+        do {
+            spares[session] = try await newSpare(b, context: context, userAgent: userAgent,
+                                                 wanted: { contexts[session] == context && browser?.generation == b.generation })
+        } catch is CancellationError {
+            debug("\(session): its spare tab was made for nothing (the session or the browser went away)")
+        } catch {
+            debug("\(session): no spare tab: \(error)")
         }
         // Made for nothing or failed half-way: closed (the session's next tab is made the usual
         // way and makes a new spare once its page has loaded).
@@ -855,15 +878,37 @@ public actor BrowserHost {
             }
             guard let url = frame["url"]?.stringValue, url.hasPrefix("http:") || url.hasPrefix("https:") else { return }
             emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))
+        case "Network.requestWillBeSent":
+            guard tab.watchingNetwork, event.params["type"]?.stringValue == "Document", event.params["frameId"]?.stringValue == tab.targetId,
+                  let id = event.params["requestId"]?.stringValue else { return }
+            tabs[key]?.documentRequest = id
+            tabs[key]?.netError = nil
+        case "Network.loadingFailed":
+            guard tab.watchingNetwork, let id = event.params["requestId"]?.stringValue, id == tab.documentRequest,
+                  let text = event.params["errorText"]?.stringValue, !text.isEmpty else { return }
+            tabs[key]?.netError = text
         case "Page.loadEventFired":
+            if tab.watchingNetwork, tab.documentRequest != nil {
+                // The root's first page (or Chromium's error page for it) has loaded.
+                tabs[key]?.watchingNetwork = false
+                do { _ = try await cdp.call("Network.disable", session: tab.cdpSession, timeout: t) } catch {
+                    debug("\(tab.session) \(tab.webview): Network.disable: \(error)")
+                }
+            }
             if let failed = tab.failedLoad {
                 tabs[key]?.failedLoad = nil
-                // The error page names the net error (`ERR_CONNECTION_REFUSED`, …).
-                let code = try? await cdp.call("Runtime.evaluate", [
-                    "expression": "(document.querySelector('.error-code') || {}).textContent || ''", "returnByValue": true,
-                ], session: tab.cdpSession, timeout: t)
-                let name = code?["result"]?["value"]?.stringValue ?? ""
-                let reason = name.hasPrefix("ERR_") ? "net::" + name : "the page could not be loaded (Chromium shows its error page)"
+                let reason: String
+                if let net = tab.netError {
+                    reason = net
+                } else {
+                    // Not watched (a later load): the error page names the net error (`ERR_CONNECTION_REFUSED`, …).
+                    let code = try? await cdp.call("Runtime.evaluate", [
+                        "expression": "(document.querySelector('.error-code') || {}).textContent || ''", "returnByValue": true,
+                    ], session: tab.cdpSession, timeout: t)
+                    let name = code?["result"]?["value"]?.stringValue ?? ""
+                    reason = name.hasPrefix("ERR_") ? "net::" + name : "the page could not be loaded (Chromium shows its error page)"
+                }
+                tabs[key]?.netError = nil
                 emit(.loadFailed(session: tab.session, webview: tab.webview, url: failed, reason: reason))
                 return
             }

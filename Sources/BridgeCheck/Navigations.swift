@@ -1,9 +1,12 @@
+import BridgeProtocol
+
 /// One navigation as the summary table shows it.
 public struct NavigationRow: Equatable, Sendable {
     /// `push`: a new history entry in the page (announced with pwa-navigate or not); `replace`:
     /// the page replaced its entry; `classic`: a new web view (a new document); `back`: the
-    /// host's back.
-    public enum Kind: String, Sendable { case push, replace, back, classic }
+    /// host's back; `native` (hotwire-native): a native screen pushed (`to`: its url and, in
+    /// brackets, its screen).
+    public enum Kind: String, Sendable { case push, replace, back, classic, native }
     public var step: Int
     public var webview: String
     public var from: String
@@ -99,10 +102,13 @@ public enum Navigations {
                 if action == "swap" { rows[rows.count - 1].renderMs = nextRemoval(o.step, w) }
                 if let url { current[w] = url }
                 announced[w] = nil
-            case .webviewOpened(let url):
-                let from = below(w, at: i).flatMap { current[$0] } ?? "?"
+            case .webviewOpened(let url, let presentedFrom):
+                let from = presentedFrom ?? below(w, at: i).flatMap { current[$0] } ?? "?"
                 rows.append(NavigationRow(step: o.step, webview: w, from: from, to: url, kind: .classic, verdict: "ok"))
                 current[w] = url
+            case .nativePushed(let url, let screen, let from):
+                rows.append(NavigationRow(step: o.step, webview: w, from: from ?? "?", to: screen.map { "\(url) [\($0)]" } ?? url,
+                                          kind: .native, verdict: "ok"))
             case .location(let url, _):
                 current[w] = url
             default:
@@ -143,6 +149,36 @@ public enum Navigations {
             visits[k].taken = true
             rows[r].renderMs = visits[k].ms
         }
+    }
+
+    /// hotwire-native: what a `stack.changed`'s `tree` (docs/PROTOCOL.md) shows that the tree
+    /// before it did not: each native item pushed, with its url, screen and the url of the item
+    /// below it in its stack.
+    public static func nativePushes(before: JSONValue?, after: JSONValue) -> [(id: String, url: String, screen: String?, from: String?)] {
+        var known = Set<String>()
+        if let before { for stack in stacks(before) { for item in stack { if let id = item["id"]?.stringValue { known.insert(id) } } } }
+        var out: [(id: String, url: String, screen: String?, from: String?)] = []
+        for stack in stacks(after) {
+            for (k, item) in stack.enumerated() where item["kind"]?.stringValue == "native" {
+                guard let id = item["id"]?.stringValue, !known.contains(id) else { continue }
+                out.append((id, item["url"]?.stringValue ?? "", item["screen"]?.stringValue, k > 0 ? stack[k - 1]["url"]?.stringValue : nil))
+            }
+        }
+        return out
+    }
+
+    /// hotwire-native: the url of the top of a `tree`'s main stack (its active tab), the page a
+    /// modal is presented from.
+    public static func mainTop(_ tree: JSONValue?) -> String? {
+        guard let tabs = tree?["tabs"]?.arrayValue, !tabs.isEmpty else { return nil }
+        let active = tree?["activeTab"]?.stringValue
+        let tab = tabs.first { $0["name"]?.stringValue == active } ?? tabs[0]
+        return tab["stack"]?.arrayValue?.last?["url"]?.stringValue
+    }
+
+    /// The stacks of a `tree`: each tab's, then the modal's.
+    static func stacks(_ tree: JSONValue) -> [[JSONValue]] {
+        (tree["tabs"]?.arrayValue ?? []).map { $0["stack"]?.arrayValue ?? [] } + [tree["modal"]?.arrayValue ?? []]
     }
 
     /// The item ids of a stack in the seed's notation (`P1 W1(*P)~` → `P1`, `W1`).

@@ -41,8 +41,13 @@ public struct Observation: Equatable, Sendable {
         case rendered(late: Bool, removed: Bool)
         /// A back of the host: its action and, for a swap, the placeholder discarded and its url.
         case back(action: String, placeholder: String?, url: String?)
-        /// A new web view opened for a classic navigation.
-        case webviewOpened(url: String)
+        /// A new web view opened for a classic navigation (hotwire-native: or a modal's web
+        /// view, `from` the url of the main stack's top it was presented over).
+        case webviewOpened(url: String, from: String? = nil)
+        /// hotwire-native: a native screen was pushed (the web view is its item, `N1`…): its url,
+        /// its screen (the path configuration's `view_controller`, Android's `uri`) and the url of the item below
+        /// it in its stack.
+        case nativePushed(url: String, screen: String?, from: String?)
         /// The routing configuration sent a link outside the app (`external.open`).
         case externalOpen(url: String)
         /// A web view's page could not load (`webview.failed`): the url and the browser's reason.

@@ -293,7 +293,7 @@ public enum Rules {
         for o in log {
             let url: String
             switch o.kind {
-            case .webviewOpened(let u): url = u
+            case .webviewOpened(let u, _): url = u
             case .location(let u, _): url = u
             default: continue
             }

@@ -68,16 +68,7 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The native shell the app is written for: astro or hotwire-native.", valueName: "name"))
     var profile: String = "astro"
 
-    @Option(help: "With --profile hotwire-native: ios (default) or android.")
-    var platform: String?
-
-    @Option(name: .customLong("path-configuration"),
-            help: "With --profile hotwire-native: the path configuration, a JSON file or an http(s) URL the app serves.")
-    var pathConfiguration: String?
-
-    @Option(name: .customLong("bridge-components"),
-            help: "With --profile hotwire-native: the bridge components native registers, space-separated, e.g. \"form menu\".")
-    var bridgeComponents: String?
+    @OptionGroup var shell: HotwireShellOptions
 
     static let profiles = CheckProfile.allCases.map(\.rawValue)
 
@@ -97,15 +88,7 @@ struct CheckCommand: ParsableCommand {
         guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
         guard let checkProfile = CheckProfile(rawValue: profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
         let sessionParams: JSONObject
-        do {
-            sessionParams = try ProfileOptions.params(profile: profile, platform: platform, pathConfiguration: pathConfiguration,
-                                                      bridgeComponents: bridgeComponents)
-        } catch let e as ValidationError {
-            throw fail(e.message.replacingOccurrences(of: "'platform' needs", with: "--platform needs")
-                .replacingOccurrences(of: "'bridgeComponents' needs", with: "--bridge-components needs")
-                .replacingOccurrences(of: "'pathConfiguration' needs", with: "--path-configuration needs")
-                .replacingOccurrences(of: "'--path-configuration' needs", with: "--path-configuration needs"))
-        }
+        do { sessionParams = try shell.params(profile: profile) } catch let e as ValidationError { throw fail(e.message) }
         if let viewport, BrowserOptions.parseViewport(viewport) == nil {
             throw fail("--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
         }

@@ -4,11 +4,22 @@ import Foundation
 
 /// The browser session's profile options of `bridged open` (docs/HOTWIRE.md):
 /// `--profile hotwire-native [--platform ios|android] [--path-configuration FILE|URL]
-/// [--bridge-components "form menu"]`.
+/// [--bridge-components "form menu"]`. `bridged check` has its own `--profile` (default
+/// `astro`) and the same `HotwireShellOptions`.
 struct ProfileOptions: ParsableArguments {
     @Option(help: "The app the browser session plays: hotwire-native (a Hotwire Native shell). Default: none (Astro).")
     var profile: String?
 
+    @OptionGroup var shell: HotwireShellOptions
+
+    /// The profile's `session.create` params (empty without `--profile`), checked as
+    /// `session.create` checks them.
+    func profileParams() throws -> JSONObject { try shell.params(profile: profile) }
+}
+
+/// The Hotwire Native shell's options, one declaration for `bridged open` and `bridged check`
+/// (the same flags, help, checks and messages in both).
+struct HotwireShellOptions: ParsableArguments {
     @Option(help: "With --profile hotwire-native: ios (default) or android.")
     var platform: String?
 
@@ -20,15 +31,10 @@ struct ProfileOptions: ParsableArguments {
             help: "With --profile hotwire-native: the bridge components native registers, space-separated, e.g. \"form menu\".")
     var bridgeComponents: String?
 
-    /// The profile's `session.create` params (empty without `--profile`), checked as
-    /// `session.create` checks them.
-    func profileParams() throws -> JSONObject {
-        try Self.params(profile: profile, platform: platform, pathConfiguration: pathConfiguration, bridgeComponents: bridgeComponents)
-    }
-
-    /// The `session.create` params of these options (`bridged open`, `bridged check`), checked
-    /// as `session.create` checks them; a file that cannot be read or is not JSON is refused.
-    static func params(profile: String?, platform: String?, pathConfiguration: String?, bridgeComponents: String?) throws -> JSONObject {
+    /// The `session.create` params of `profile` and these options, checked as `session.create`
+    /// checks them; a file that cannot be read or is not JSON is refused. The messages name the
+    /// flags (`--platform needs "profile": "hotwire-native"`), not `session.create`'s params.
+    func params(profile: String?) throws -> JSONObject {
         var params = JSONObject()
         if let profile { params["profile"] = .string(profile) }
         if let platform { params["platform"] = .string(platform) }
@@ -56,7 +62,11 @@ struct ProfileOptions: ParsableArguments {
             _ = try HotwireProfile.parse(params)
             return params
         } catch {
-            throw ValidationError(error.message.replacingOccurrences(of: "pathConfigurationUrl", with: "--path-configuration"))
+            throw ValidationError(error.message.replacingOccurrences(of: "'platform' needs", with: "--platform needs")
+                .replacingOccurrences(of: "'bridgeComponents' needs", with: "--bridge-components needs")
+                .replacingOccurrences(of: "'pathConfiguration' needs", with: "--path-configuration needs")
+                .replacingOccurrences(of: "'pathConfigurationUrl' needs", with: "--path-configuration needs")
+                .replacingOccurrences(of: "pathConfigurationUrl", with: "--path-configuration"))
         }
     }
 }

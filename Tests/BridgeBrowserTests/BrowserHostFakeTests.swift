@@ -40,7 +40,8 @@ import Testing
         let setup = chromium.methods(session: "S-T1")
         #expect(Set(setup.prefix(7)) == ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
                                          "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled"])
-        #expect(Array(setup.dropFirst(7)) == ["Page.addScriptToEvaluateOnNewDocument", "Runtime.evaluate"])
+        // The root's first load is watched with the Network domain (why it fails, if it does).
+        #expect(Array(setup.dropFirst(7)) == ["Page.addScriptToEvaluateOnNewDocument", "Network.enable", "Runtime.evaluate"])
         let fetch = try await chromium.next("Fetch.enable")
         #expect(fetch.params["patterns"] == [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]])
         let ua = try await chromium.next("Emulation.setUserAgentOverride")
@@ -173,6 +174,62 @@ import Testing
         chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L10", "url": "http://app.test/a"]], session: "S-T1")
         chromium.emit("Page.loadEventFired", ["timestamp": 2], session: "S-T1")
         #expect(try await events.next { _ in true } == .urlChanged(session: "s1", webview: .webview(1), url: "http://app.test/a"))
+        await host.shutdown()
+        #expect(events.untaken.isEmpty, "\(events.untaken)")
+    }
+
+    /// The root's first load is watched with the Network domain: when the main frame's document
+    /// request fails, the reason is `Network.loadingFailed`'s `errorText` (no look at the error
+    /// page); the domain is off once the page has loaded. A later load is not watched: the error
+    /// page's code names it.
+    @Test func theRootsFailedLoadIsNamedByNetworkLoadingFailed() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        #expect(Array(chromium.methods(session: "S-T1").suffix(2)) == ["Network.enable", "Runtime.evaluate"])
+        // A document of another frame fails, then the main frame's (redirected first).
+        chromium.emit("Network.requestWillBeSent", ["requestId": "R7", "loaderId": "R7", "frameId": "F2", "type": "Document",
+                                                    "request": ["url": "http://ads.test/"]], session: "S-T1")
+        chromium.emit("Network.loadingFailed", ["requestId": "R7", "type": "Document", "errorText": "net::ERR_BLOCKED_BY_CLIENT"], session: "S-T1")
+        for url in ["http://app.test/a", "http://down.test/"] {
+            chromium.emit("Network.requestWillBeSent", ["requestId": "L8", "loaderId": "L8", "frameId": "T1", "type": "Document",
+                                                        "request": ["url": .string(url)]], session: "S-T1")
+        }
+        chromium.emit("Network.loadingFailed", ["requestId": "L8", "type": "Document", "errorText": "net::ERR_NAME_NOT_RESOLVED", "canceled": false],
+                      session: "S-T1")
+        chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L8", "url": "chrome-error://chromewebdata/",
+                                                         "unreachableUrl": "http://down.test/"]], session: "S-T1")
+        chromium.emit("Page.loadEventFired", ["timestamp": 1], session: "S-T1")
+        #expect(try await events.next { _ in true } == .loadFailed(session: "s1", webview: .webview(1), url: "http://down.test/", reason: "net::ERR_NAME_NOT_RESOLVED"))
+        #expect(try await chromium.next("Network.disable").sessionId == "S-T1")
+        #expect(chromium.methods(session: "S-T1").filter { $0 == "Runtime.evaluate" }.count == 1, "the error page was not read")
+
+        // A later load that fails: the error page's code.
+        chromium.on("Runtime.evaluate") { c in
+            (c.params["expression"]?.stringValue ?? "").contains(".error-code") ? .result(["result": ["type": "string", "value": "ERR_CONNECTION_RESET"]])
+                : .result(["result": ["type": "boolean", "value": true]])
+        }
+        chromium.emit("Network.loadingFailed", ["requestId": "L8", "type": "Document", "errorText": "net::ERR_NAME_NOT_RESOLVED"], session: "S-T1")
+        chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L9", "url": "chrome-error://chromewebdata/",
+                                                         "unreachableUrl": "http://app.test/b"]], session: "S-T1")
+        chromium.emit("Page.loadEventFired", ["timestamp": 2], session: "S-T1")
+        #expect(try await events.next { _ in true } == .loadFailed(session: "s1", webview: .webview(1), url: "http://app.test/b", reason: "net::ERR_CONNECTION_RESET"))
+        #expect(chromium.methods(session: "S-T1").filter { $0.hasPrefix("Network.") && $0 != "Network.setBypassServiceWorker" } == ["Network.enable", "Network.disable"])
+        await host.shutdown()
+        #expect(events.untaken.isEmpty, "\(events.untaken)")
+    }
+
+    /// A root page that loads: the Network domain is off once it has loaded (and only then).
+    @Test func theRootsNetworkWatchEndsWithItsLoad() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.emit("Page.loadEventFired", ["timestamp": 1], session: "S-T1")  // about:blank's, before the page's request
+        chromium.emit("Network.requestWillBeSent", ["requestId": "L2", "loaderId": "L2", "frameId": "T1", "type": "Document",
+                                                    "request": ["url": "http://app.test/a"]], session: "S-T1")
+        chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L2", "url": "http://app.test/a"]], session: "S-T1")
+        #expect(try await events.next { _ in true } == .urlChanged(session: "s1", webview: .webview(1), url: "http://app.test/a"))
+        #expect(!chromium.methods(session: "S-T1").contains("Network.disable"))
+        chromium.emit("Page.loadEventFired", ["timestamp": 2], session: "S-T1")
+        #expect(try await chromium.next("Network.disable").sessionId == "S-T1")
         await host.shutdown()
         #expect(events.untaken.isEmpty, "\(events.untaken)")
     }

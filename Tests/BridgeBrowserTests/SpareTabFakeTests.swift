@@ -11,6 +11,8 @@ import Testing
 @Suite struct SpareTabFakeTests {
     let chromium = FakeChromium()
     let events = Inbox<BrowserEvent>()
+    /// The host's debug log.
+    let debug = Inbox<String>()
 
     static let setup: Set<String> = ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
                                      "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled"]
@@ -18,8 +20,8 @@ import Testing
     func makeHost(_ configure: (inout BrowserOptions) -> Void = { _ in }) -> BrowserHost {
         var options = BrowserOptions()
         configure(&options)
-        let events = self.events
-        return BrowserHost(options: options, launcher: chromium.launcher) { events.append($0) }
+        let events = self.events, debug = self.debug
+        return BrowserHost(options: options, launcher: chromium.launcher, debug: { debug.append($0) }) { events.append($0) }
     }
 
     /// The targets created in `context`, in order.
@@ -103,7 +105,7 @@ import Testing
         // Its root is the tab ahead: the client, then the page replaces about:blank.
         #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1", root: true) == "T3")
         let taken = Array(chromium.methods(session: "S-T3").dropFirst(7))
-        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Runtime.evaluate"])
+        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Network.enable", "Runtime.evaluate"])
         let replace = try await chromium.next("Runtime.evaluate") { $0.sessionId == "S-T3" }
         #expect(replace.params["expression"] == #"location.replace("http://app.test/c"); true"#)
         #expect(await host.contextAhead() == nil, "taken; the next follows a load")
@@ -146,6 +148,7 @@ import Testing
         await host.closeSession("s2")
         chromium.reply(to: pending, .result(["targetId": "T9"]))
         #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T9"])
+        #expect(try await debug.next { $0.hasPrefix("s2:") } == "s2: its spare tab was made for nothing (the session or the browser went away)")
         #expect(await host.spareTargetId(session: "s2") == nil)
         #expect(await host.spareTabCount == 0)
         await host.shutdown()
@@ -160,6 +163,23 @@ import Testing
         #expect(target == "T4" && created(in: "C1").count == 3)
         #expect(try await chromium.next("Page.navigate").sessionId == "S-T4")
         #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T4")
+        await host.shutdown()
+    }
+
+    @Test func aSpareThatCannotBeMadeIsADebugLineAndTheNextWebViewGetsATab() async throws {
+        let host = makeHost()
+        try await host.createSession("s1")
+        try await host.openTab(session: "s1", webview: .webview(1), url: "http://app.test/a", script: nil, root: true)
+        // The spare's tab (made in the background) cannot be created.
+        chromium.on("Target.createTarget") { $0.params["background"] == true ? .error("Target closed") : .result(["targetId": "T7"]) }
+        try await loaded("S-T1")
+        #expect(try await debug.next { $0.hasPrefix("s1:") } == "s1: no spare tab: Target closed")
+        #expect(await host.spareTargetId(session: "s1") == nil)
+        #expect(await host.tabCount == 1)
+        // The next web view gets a tab of its own, made the usual way.
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: nil) == "T7")
+        #expect(try await chromium.next("Page.navigate").sessionId == "S-T7")
+        #expect(debug.all.count == 1, "\(debug.all)")
         await host.shutdown()
     }
 

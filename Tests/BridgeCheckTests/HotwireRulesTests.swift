@@ -1,3 +1,5 @@
+import enum BridgeProtocol.JSONValue
+import struct BridgeProtocol.JSONObject
 import Testing
 @testable import BridgeCheck
 
@@ -196,6 +198,58 @@ enum HotwireLogs {
         let pushed = HotwireLogs.good + [Observation(t: 135, webview: "W1", step: 0, .history(how: .push, url: HotwireLogs.app + "/one"))]
         #expect(Navigations.rows(pushed, findings: [], profile: .hotwireNative).map(\.renderMs) == [8, 27])
         #expect(Navigations.rows(log, findings: []).map(\.kind) == [.back, .push])
+    }
+
+    /// A native screen pushed is a row (the screen, from the page below it); a modal's web view
+    /// is a row from the main stack's top it was presented over.
+    @Test func nativePushesAndModalsHaveTheirRows() {
+        let app = HotwireLogs.app
+        let log = HotwireLogs.good + [
+            Observation(t: 300, step: 2, .step(description: "click")),
+            Observation(t: 301, webview: "N1", step: 2, .nativePushed(url: app + "/numbers", screen: "numbers", from: app + "/")),
+            Observation(t: 400, step: 3, .step(description: "click")),
+            Observation(t: 401, webview: "W2", step: 3, .webviewOpened(url: app + "/new", from: app + "/")),
+        ]
+        let rows = Navigations.rows(log, findings: [], profile: .hotwireNative).filter { $0.step >= 2 }
+        #expect(rows == [
+            NavigationRow(step: 2, webview: "N1", from: app + "/", to: app + "/numbers [numbers]", kind: .native, verdict: "ok"),
+            NavigationRow(step: 3, webview: "W2", from: app + "/", to: app + "/new", kind: .classic, verdict: "ok"),
+        ])
+        var report = CheckReport(url: app + "/", steps: [], findings: [], rows: rows, budgetMs: nil, seconds: 1)
+        report.profile = .hotwireNative
+        let lines = report.table.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.contains("3 N1 native / → /numbers [numbers] - - ok"), "\(report.table)")
+        #expect(lines.contains("4 W2 classic / → /new - - ok"), "\(report.table)")
+        // Without a screen name, the url alone; without the item below, "?".
+        let bare = Navigations.rows([Observation(t: 1, webview: "N2", step: 0, .nativePushed(url: app + "/x", screen: nil, from: nil))], findings: [])
+        #expect(bare.map(\.to) == [app + "/x"] && bare.map(\.from) == ["?"])
+    }
+
+    /// The runner's reading of `stack.changed`'s tree: the native items it did not show before
+    /// (with the url below each), and the main stack's top.
+    @Test func theTreeNamesNativePushesAndTheMainTop() throws {
+        let app = HotwireLogs.app
+        func item(_ id: String, _ kind: String, _ path: String, screen: String? = nil) -> JSONValue {
+            var o: JSONObject = ["id": .string(id), "kind": .string(kind), "url": .string(app + path)]
+            if let screen { o["screen"] = .string(screen) }
+            return .object(o)
+        }
+        func tree(_ main: [JSONValue], modal: [JSONValue] = []) -> JSONValue {
+            ["tabs": [["name": "main", "stack": .array(main)]], "activeTab": "main", "modal": modal.isEmpty ? .null : .array(modal),
+             "drawer": "closed", "active": modal.isEmpty ? "tab:main" : "modal"]
+        }
+        let before = tree([item("P1", "placeholder", "/"), item("W1", "webview", "/one")])
+        let after = tree([item("P1", "placeholder", "/"), item("P2", "placeholder", "/one"), item("N1", "native", "/numbers", screen: "numbers")])
+        let pushes = Navigations.nativePushes(before: before, after: after)
+        #expect(pushes.map(\.id) == ["N1"] && pushes.map(\.url) == [app + "/numbers"] && pushes.map(\.screen) == ["numbers"])
+        #expect(pushes.map(\.from) == [app + "/one"])
+        // Seen once: the same tree again pushes nothing; a native item at the bottom of a stack has nothing below.
+        #expect(Navigations.nativePushes(before: after, after: after).isEmpty)
+        let first = Navigations.nativePushes(before: nil, after: tree([item("N3", "native", "/settings")]))
+        #expect(first.map(\.id) == ["N3"] && first.map(\.from) == [nil] && first.map(\.screen) == [nil])
+        // The main top under a modal is the page it was presented over.
+        #expect(Navigations.mainTop(tree([item("P1", "placeholder", "/"), item("W1", "webview", "/one")], modal: [item("W2", "webview", "/new")])) == app + "/one")
+        #expect(Navigations.mainTop(nil) == nil && Navigations.mainTop(tree([])) == nil)
     }
 
     @Test func aReportOfTheProfileListsItsRules() {

@@ -151,7 +151,8 @@ import Testing
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.cacheSnapshot"])
         _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
         #expect(h.stackIDs(sid) == "W1")
-        #expect(h.take(page.client).isEmpty, "the web view never left its page: no visit")
+        // iOS visits the uncovered web screen with `restore` (visitableViewWillAppear).
+        #expect(h.take(page.client).map { $0["event"] } == ["hotwire.visit"])
 
         Self.message(&h, page, "visitProposed", ["location": "http://h/missing", "options": ["action": "advance"]])
         h.host(.snapshotTaken(session: sid, webview: .webview(1), image: nil))
@@ -337,8 +338,8 @@ import Testing
 
     /// Back from a native screen to the web screen its web view still shows: Android restores
     /// the current visit (the page's `native:restore`, on which bridge 1.x components connect
-    /// again); iOS does nothing (no visit, no event).
-    @Test(arguments: ["ios", "android"]) func backFromANativeScreenRestoresTheCurrentVisitOnAndroid(_ platform: String) {
+    /// again); iOS visits it with `restore` and its stored identifier.
+    @Test(arguments: ["ios", "android"]) func backFromANativeScreenRestoresTheWebScreen(_ platform: String) {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h, platform: platform)
         Self.message(&h, page, "pageLoaded", ["restorationIdentifier": "r1"])
@@ -350,8 +351,12 @@ import Testing
         _ = h.take(page.client)
         let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
         #expect(back["result"]?["action"] == "pop")
-        let events = h.take(page.client).compactMap { $0["event"]?.stringValue }
-        #expect(events == (platform == "android" ? ["hotwire.restoreCurrentVisit"] : []))
+        let events = h.take(page.client)
+        #expect(events.compactMap { $0["event"]?.stringValue } == [platform == "android" ? "hotwire.restoreCurrentVisit" : "hotwire.visit"])
+        if platform == "ios" {
+            #expect(events.first?["params"]?["options"] == ["action": "restore"])
+            #expect(events.first?["params"]?["restorationIdentifier"] == "r1")
+        }
     }
 
     static func snapshotOf(_ h: inout BridgeHarness, _ ctl: ClientID, _ sid: String, _ placeholder: String) -> JSONValue {

@@ -365,4 +365,47 @@ import Testing
         #expect(parsed.contains { $0["event"] == "back" && $0["params"] == ["placeholder": "P1", "url": "http://h/app/"] })
         #expect(reply(10)?["result"]?["action"] == "swap")
     }
+
+    // MARK: Frame storage reused
+
+    /// A frame goes into the storage of the last one once nothing else holds it (what
+    /// `Daemon.perform` arranges), and a frame something still holds is never written over.
+    @Test func framesReuseStorageOnlyWhenNothingElseHoldsIt() {
+        var bridge = Bridge(configuration: BridgeConfiguration(), random: SeededRandom(seed: 7))
+        let client = ClientID(1)
+        var effects: [BridgeEffect] = []
+        func request(_ text: String) -> [UInt8] {
+            Array(text.utf8).withUnsafeBytes { bridge.apply(frame: client, text: $0, at: 0) }
+            effects.removeAll()
+            bridge.drainEffects(into: &effects)
+            guard effects.count == 1, case .send(client, let bytes) = effects[0] else {
+                Issue.record("expected one frame, got \(effects)")
+                return []
+            }
+            return bytes
+        }
+        func address(_ a: [UInt8]) -> UnsafeRawPointer? { a.withUnsafeBytes { $0.baseAddress } }
+        bridge.apply(.connected(client, isLoopback: true, origin: nil), at: 0)
+        bridge.drainEffects(into: &effects)
+        _ = request(#"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#)
+
+        // Held: the next frame gets storage of its own, the held one is unchanged.
+        let held = request(#"{"id":2,"method":"ping"}"#)
+        let next = request(#"{"id":300,"method":"ping"}"#)
+        #expect(held == Array(#"{"id":2,"result":{}}"#.utf8))
+        #expect(next == Array(#"{"id":300,"result":{}}"#.utf8))
+        #expect(address(held) != address(next))
+
+        // Let go of (the host performed and wrote it): the next frame is written over it, a
+        // short one into the long one's storage (a fresh array would be a small allocation).
+        let long = request(#"{"id":4,"method":"#  + "\"" + String(repeating: "m", count: 500) + #"","params":{}}"#)
+        #expect(long.count > 500)
+        let storage = address(long)
+        _ = consume long
+        effects.removeAll()
+        let reused = request(#"{"id":5,"method":"ping"}"#)
+        #expect(reused == Array(#"{"id":5,"result":{}}"#.utf8))
+        #expect(address(reused) == storage)
+        #expect(reused.capacity > 500)
+    }
 }

@@ -99,6 +99,30 @@ import Testing
         #expect(close.params == ["targetId": "T2"])
     }
 
+    @Test func aTabThatCannotComeToTheFrontIsLoggedAndChangesNothingElse() async throws {
+        let (daemon, fake) = make()
+        let (controller, session, token) = try await browserSession(fake)
+        _ = try Self.page(fake, session, token)
+        fake.receive(controller, #"{"id":3,"method":"session.get","params":{"session":"\#(session)"}}"#)
+        let before = try #require(Self.reply(fake, to: controller, id: 3))
+        let sent = fake.sent(to: controller).count
+        let calls = chromium.methods().count
+        chromium.on("Page.bringToFront") { _ in .error("Target crashed") }
+        // HostWork.showTab (a hotwire-native main web view uncovered by a dismissed modal).
+        daemon.performHost(.showTab(session: session, webview: .webview(1)))
+        let line = try await TestLog.next(.warning) { $0.hasPrefix("\(session) W1:") }
+        #expect(line == "\(session) W1: the tab cannot be brought to the front: Target crashed")
+        // Nothing else: no other call to the browser, nothing for the service thread, no event
+        // for the controller, the session as it was.
+        #expect(Array(chromium.methods().dropFirst(calls)) == ["Page.bringToFront"])
+        #expect(fake.remote.takeWork().work.isEmpty)
+        #expect(fake.sent(to: controller).count == sent)
+        fake.receive(controller, #"{"id":4,"method":"session.get","params":{"session":"\#(session)"}}"#)
+        let after = try #require(Self.reply(fake, to: controller, id: 4))
+        #expect(after["result"] == before["result"], "\(after)")
+        #expect(daemon.bridge.sessionCount == 1)
+    }
+
     @Test func aBrowserCrashIsReportedToTheSessionsSubscribers() async throws {
         let (_, fake) = make()
         let (controller, session, _) = try await browserSession(fake)

@@ -140,11 +140,18 @@ def test_a_404_start_page_or_path_configuration_exits_2(app):
 
 
 def test_the_profile_options_are_checked(tmp_path):
-    _, out, _ = run_cli("check", "--help")
+    # One declaration of the shell's options for check and open: the same help in both.
+    helps = {command: run_cli(command, "--help")[1] for command in ("check", "open")}
     for flag in ("--platform", "--path-configuration", "--bridge-components"):
-        assert flag in out, flag
+        lines = {command: " ".join(out.split("\n  " + flag + " <", 1)[-1].split("\n  -", 1)[0].split()) for command, out in helps.items()}
+        assert lines["check"].startswith(flag[2:] + ">") and lines["check"] == lines["open"], (flag, lines)
     code, _, err = run_cli("check", "--platform", "android", "http://127.0.0.1/")
     assert code == 2 and "--platform needs" in err and "hotwire-native" in err, err
+    for flag, value in (("--bridge-components", "form"), ("--path-configuration", "http://127.0.0.1/p.json")):
+        code, _, err = run_cli("check", flag, value, "http://127.0.0.1/")
+        assert code == 2 and f"{flag} needs" in err and "hotwire-native" in err, err
+        code, _, err = run_cli("check", "--profile", "astro", flag, value, "http://127.0.0.1/")
+        assert code == 2 and f"{flag} needs" in err, err
     code, _, err = run_cli("check", "--profile", "hotwire-native", "--platform", "web", "http://127.0.0.1/")
     assert code == 2 and 'platform must be "ios" or "android"' in err, err
     missing = tmp_path / "nope.json"
@@ -250,6 +257,11 @@ def test_the_hotwire_test_apps_good_paths_pass_with_steps(platform, tmp_path):
     rows = [l.split() for l in out.splitlines()]
     # Native back from /one to the screen below (its placeholder P1), the restore visit timed.
     assert any(r[:7] == ["3", "W1", "back", "/one", "→", "/", "[P1]"] and r[8].isdigit() and r[-1] == "ok" for r in rows), out
-    # The modal (its own web view), then the form's redirect pushed on the main stack.
-    assert any(r[:6] == ["9", "W2", "classic", "?", "→", "/items/new"] for r in rows), out
+    # The modal (its own web view), from the main stack's top it is presented over, then the
+    # form's redirect pushed on the main stack.
+    assert any(r[:6] == ["9", "W2", "classic", "/", "→", "/items/new"] for r in rows), out
     assert any(r[:6] == ["11", "W1", "push", "/", "→", "/items/1?title=Bread"] and r[-1] == "ok" for r in rows), out
+    # The native screen pushed: its row names the screen (the path configuration's view_controller
+    # on iOS, its uri on Android).
+    screen = "[numbers]" if platform == "ios" else "[hotwire://fragment/numbers]"
+    assert any(r[:7] == ["14", "N1", "native", "/", "→", "/numbers", screen] and r[-1] == "ok" for r in rows), out

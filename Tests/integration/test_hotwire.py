@@ -124,9 +124,12 @@ def test_native_screen_and_get_redirect(daemon, app, platform):
         await c.request("navigation.back", {"session": s})
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
         # Back to the page the web view still shows: Android restores its current visit (the
-        # page's `native:restore`, on which bridge 1.x components connect again); iOS does not.
+        # page's `native:restore`, on which bridge 1.x components connect again); iOS visits it
+        # with `restore`.
         if platform == "android":
             await wait_until(c, s, "W1", "window.restores === 1")
+        else:
+            await settled(c, s, "W1", "/")
 
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-one"})
         await rendered(c, s, "W1", "/one")

@@ -35,7 +35,7 @@ import os
 import pytest
 
 from bridgeclient import controller
-from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
+from browser_sessions_support import TIMEOUT, evaluate, run, until, wait_until
 from conftest import start_daemon
 from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, settled, stack_changed, start, tree
 from test_check import check, needs_chromium
@@ -181,6 +181,8 @@ def test_native_screen_and_get_redirect(shared_daemon, turbo_app, platform):
         assert await evaluate(c, s, "W1", "location.href") == app + "/", "a native screen is no visit"
         await c.request("navigation.back", {"session": s})
         assert paths((await tree(c, s))["tabs"][0]["stack"], app) == [("W", "/")]
+        if platform == "ios":
+            await settled(c, s, "W1", "/")  # iOS visits the uncovered web screen with `restore`
         # a GET redirect: Turbo 8 follows it, then proposes the final URL with `replace`
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-one"})
         await rendered(c, s, "W1", "/one")
@@ -222,31 +224,46 @@ def test_bridge_form_connect_and_reply(shared_daemon, app, platform):
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
-def test_back_from_a_native_screen_reconnects_the_components_on_android(shared_daemon, app, platform, request):
-    """hotwire-native-android restores the current visit when its web view shows the screen it
-    never left again (back from a native screen): `native:restore`, on which a bridge newer than
-    1.0.0 runs `connect()` again. iOS does not; bridge 1.0.0 does not listen."""
+def test_back_from_a_native_screen_reconnects_the_components(shared_daemon, app, platform, request):
+    """Back from a native screen to the web screen the web view never left: iOS visits it with
+    `restore` (Turbo renders its snapshot: the components connect again); hotwire-native-android
+    restores the current visit, `native:restore`, on which a bridge newer than 1.0.0 runs
+    `connect()` again (1.0.0 does not listen)."""
     bridge = request.node.callspec.params["app"]
-    again = platform == "android" and hotwire8.bridge_listens_for_restore(bridge)
+    again = platform == "ios" or hotwire8.bridge_listens_for_restore(bridge)
 
     async def go():
         c = await controller(shared_daemon.ws_url)
         s = await start(c, app, platform)
+
+        def connects():
+            return [p for p in c.events("bridge.message") if p["session"] == s]
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-bridge"})
-        first = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s)
+        await settled(c, s, "W1", "/bridge")  # (its restoration identifier is stored: Android needs it)
+
+        async def connected():
+            return connects()
+        first = (await until(connected, "the form component's connect"))[0]
+        await evaluate(c, s, "W1", "window.restores = 0; document.addEventListener('native:restore', () => window.restores++); 1")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-numbers"})
         await stack_changed(c, s, "push")
         await c.request("navigation.back", {"session": s})
+        if platform == "ios":
+            await settled(c, s, "W1", "/bridge")  # the restore visit
+        else:
+            await wait_until(c, s, "W1", "window.restores === 1")
         if again:
-            second = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s and p["id"] != first["id"])
+            async def reconnected():
+                return [p for p in connects() if p["id"] != first["id"]]
+            second = (await until(reconnected, "the component's connect again"))[0]
             assert (second["event"], second["data"]["metadata"]["url"]) == ("connect", app + "/bridge") and "ignored" not in second
             await c.request("bridge.reply", {"session": s, "webview": "W1", "id": second["id"], "component": "form",
                                              "event": "connect", "data": {"again": True}})
             await wait_until(c, s, "W1", "document.getElementById('reply').textContent === '{\"again\":true}'")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-one"})
         await rendered(c, s, "W1", "/one")
-        connects = [p for p in c.events("bridge.message") if p["session"] == s]
-        assert len(connects) == (2 if again else 1), connects
+        # (iOS's restore visit may render Turbo's snapshot twice: a connect each)
+        assert (len(connects()) >= 2) if again else (len(connects()) == 1), connects()
         await c.close()
 
     run(go())

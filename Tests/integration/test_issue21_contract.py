@@ -304,8 +304,8 @@ def test_the_adapter_messages_of_a_visit_a_form_and_an_error(shared_daemon, app,
 
 
 @pytest.mark.parametrize("args, says", [
-    (["--platform", "android"], "needs"),
-    (["--bridge-components", "form"], "needs"),
+    (["--platform", "android"], "--platform needs"),
+    (["--bridge-components", "form"], "--bridge-components needs"),
     (["--profile", "bogus"], "bogus"),
     (["--profile", "hotwire-native", "--platform", "web"], '"ios" or "android"'),
     (["--profile", "hotwire-native", "--path-configuration", "/nonexistent/path-configuration.json"], "cannot be read"),

@@ -449,14 +449,22 @@ def test_after_a_crash_a_new_chromium_listens_on_a_new_url(devtools_daemon):
     run(go())
 
 
-def test_pages_map_to_web_views_by_target_id(devtools_daemon):
-    d = devtools_daemon("--static", DEMO)
+@pytest.mark.parametrize("spare_tabs", [False, True], ids=["no-spare-tabs", "spare-tabs"])
+def test_pages_map_to_web_views_by_target_id(devtools_daemon, spare_tabs):
+    """Each of Playwright's pages is a tab: `session.get`'s `targetIds` and `webview.open`'s
+    `targetId` name the page of each web view, `browserContextId` its context (one per session).
+    With `--spare-tabs` (docs/PLAYWRIGHT.md, "Spare tabs") the session's spare is one more page of
+    its context, on about:blank, that no web view names; a classic navigation is that page loading
+    W2 (no new page for W2), and the next spare is the new page. Without it (the default with
+    --devtools), W2 is a new page."""
+    d = devtools_daemon("--static", DEMO, *(["--spare-tabs"] if spare_tabs else []))
     start = d.url + "/app/astro.html"
 
     async def go():
         c = await controller(d.ws_url)
         s = await create(c, start)
         other = await create(c, d.url + "/app/classic.html")
+        await wait_until(c, s, "W1", "document.body.dataset.renders === '1'")
         got = await c.request("session.get", {"session": s})
         context_id, targets = got["browserContextId"], got["targetIds"]
         assert set(targets) == {"W1"} and context_id
@@ -480,47 +488,6 @@ def test_pages_map_to_web_views_by_target_id(devtools_daemon):
             assert w1.url == start
             assert (await info(w1))["browserContextId"] == context_id
 
-            # A new web view: its webview.open names its tab, which is Playwright's new page.
-            async with context.expect_page() as new_page:
-                await w1.evaluate("location.href = '/app/classic.html'")
-            opened = await c.next_event("webview.open", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W2")
-            w2 = await new_page.value
-            assert opened["targetId"] == (await info(w2))["targetId"] and opened["browserContextId"] == context_id
-            got = await c.request("session.get", {"session": s})
-            assert got["targetIds"] == {"W1": targets["W1"], "W2": opened["targetId"]}
-            await c.request("navigation.back", {"session": s})
-            await stack_is(c, s, "W1")
-            assert (await c.request("session.get", {"session": s}))["targetIds"] == {"W1": targets["W1"]}
-            await browser.close()
-
-    run(go())
-
-
-def test_with_spare_tabs_playwright_sees_each_spare_as_a_page(devtools_daemon):
-    """`--devtools --spare-tabs` (docs/PLAYWRIGHT.md, "Spare tabs"): the session's spare is one
-    more page of its context, on about:blank, that no web view names; a classic navigation is
-    that page loading W2 (no new page for W2), and the next spare is the new page."""
-    d = devtools_daemon("--static", DEMO, "--spare-tabs")
-    start = d.url + "/app/astro.html"
-
-    async def go():
-        c = await controller(d.ws_url)
-        s = await create(c, start)
-        await wait_until(c, s, "W1", "document.body.dataset.renders === '1'")
-        async with async_playwright() as p:
-            browser = await p.chromium.connect_over_cdp(d.devtools)
-            context = browser.contexts[0]
-
-            async def info(page):
-                cdp = await context.new_cdp_session(page)
-                try:
-                    return (await cdp.send("Target.getTargetInfo"))["targetInfo"]
-                finally:
-                    await cdp.detach()
-
-            got = await c.request("session.get", {"session": s})
-            context_id, targets = got["browserContextId"], got["targetIds"]
-
             async def spare_pages():
                 out = []
                 for page in context.pages:
@@ -529,33 +496,44 @@ def test_with_spare_tabs_playwright_sees_each_spare_as_a_page(devtools_daemon):
                         out.append((page, i["targetId"]))
                 return out
 
-            deadline = time.monotonic() + TIMEOUT
-            while len(spare := await spare_pages()) != 1:
-                assert time.monotonic() < deadline, "no spare page"
-                await asyncio.sleep(0.05)
-            (spare_page, spare_id), = spare
-            assert spare_page.url == "about:blank"
-            w1 = next(page for page in context.pages if page.url == start)
+            if spare_tabs:
+                deadline = time.monotonic() + TIMEOUT
+                while len(spare := await spare_pages()) != 1:
+                    assert time.monotonic() < deadline, "no spare page"
+                    await asyncio.sleep(0.05)
+                (spare_page, spare_id), = spare
+                assert spare_page.url == "about:blank"
 
-            # The classic navigation: the spare page becomes W2; the page event is the next spare.
-            async with context.expect_page() as next_spare:
+            # A new web view: its webview.open names its tab. Without spare tabs that tab is
+            # Playwright's new page; with them it is the spare page, and the new page the next spare.
+            async with context.expect_page() as new_page:
                 await w1.evaluate("location.href = '/app/classic.html'")
-                await stack_is(c, s, "W1 W2")
-                await spare_page.wait_for_url(d.url + "/app/classic.html")
-                await spare_page.wait_for_function("document.body.dataset.ready === 'true'")
-            assert await spare_page.text_content("#webview") == "W2"
-            targets = (await c.request("session.get", {"session": s}))["targetIds"]
-            assert targets["W2"] == spare_id
-            new_spare = await next_spare.value
-            assert new_spare.url == "about:blank"
-            assert (await info(new_spare))["targetId"] not in targets.values()
+                await stack_is(c, s, "W1 W2")  # (stack.changed comes before webview.open)
+                opened = await c.next_event("webview.open", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W2")
+                if spare_tabs:
+                    await spare_page.wait_for_url(d.url + "/app/classic.html")
+                    await spare_page.wait_for_function("document.body.dataset.ready === 'true'")
+            w2 = spare_page if spare_tabs else await new_page.value
+            assert opened["targetId"] == (await info(w2))["targetId"] and opened["browserContextId"] == context_id
+            got = await c.request("session.get", {"session": s})
+            assert got["targetIds"] == {"W1": targets["W1"], "W2": opened["targetId"]}
+            if spare_tabs:
+                assert await spare_page.text_content("#webview") == "W2"
+                assert got["targetIds"]["W2"] == spare_id
+                new_spare = await new_page.value
+                assert new_spare.url == "about:blank"
+                assert (await info(new_spare))["targetId"] not in got["targetIds"].values()
 
-            # The hardware back: W2's page closes, the spare stays.
+            # The hardware back: W2's page closes (with spare tabs, the spare stays).
             closed = asyncio.get_running_loop().create_future()
-            spare_page.on("close", lambda _: closed.done() or closed.set_result(True))
+            w2.on("close", lambda _: closed.done() or closed.set_result(True))
             await c.request("navigation.back", {"session": s})
+            await stack_is(c, s, "W1")
+            assert (await c.request("session.get", {"session": s}))["targetIds"] == {"W1": targets["W1"]}
             await asyncio.wait_for(closed, TIMEOUT)
-            assert not new_spare.is_closed() and not w1.is_closed()
+            assert not w1.is_closed()
+            if spare_tabs:
+                assert not new_spare.is_closed()
             await browser.close()
         await c.close()
 

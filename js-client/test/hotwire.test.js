@@ -218,3 +218,12 @@ test("no page fetches the path configuration or reports one (the daemon fetches 
   assert.deepEqual(fetched, []);
   assert.deepEqual(sent.filter(([n]) => n === "hotwire.pathConfiguration"), []);
 });
+
+test("Android: hotwire.restoreCurrentVisit dispatches native:restore on the document", () => {
+  const page = load({ platform: "android", readyState: "complete" });
+  const seen = [];
+  page.document.addEventListener("native:restore", (event) => seen.push(event.type));
+  page.emit("hotwire.restoreCurrentVisit", {});
+  assert.deepEqual(seen, ["native:restore"]);
+  assert.deepEqual(page.turbo.calls.filter(([name]) => name === "startVisit"), [], "no visit");
+});

@@ -35,6 +35,9 @@ public final class CheckRunner {
     var visiting: [String: (identifier: String, location: String)] = [:]
     /// hotwire-native: the answer about the path configuration's server copy (nil: none yet).
     var pathConfiguration: JSONValue?
+    /// hotwire-native: the session's tree as the last `stack.changed` showed it (its tabs and
+    /// modal: `stack` is the active stack only).
+    var tree: JSONValue?
 
     var hotwire: Bool { options.profile == .hotwireNative }
 
@@ -56,6 +59,12 @@ public final class CheckRunner {
         case "stack.changed":
             stack = p["stack"]?.arrayValue ?? []
             log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: p["cause"]?.stringValue ?? "")))
+            if hotwire, let after = p["tree"], after != .null {
+                for n in Navigations.nativePushes(before: tree, after: after) {
+                    log.append(Observation(t: now, webview: n.id, step: step, .nativePushed(url: n.url, screen: n.screen, from: n.from)))
+                }
+                tree = after
+            }
         case "foreground.shown":
             foregroundUp = w
             log.append(Observation(t: now, webview: w, step: step, .foregroundShown(kind: p["kind"]?.stringValue ?? "blank")))
@@ -65,7 +74,9 @@ public final class CheckRunner {
         case "pwa-rendered":
             log.append(Observation(t: now, webview: w, step: step, .rendered(late: p["late"]?.boolValue ?? false, removed: p["removed"]?.boolValue ?? false)))
         case "webview.open":
-            log.append(Observation(t: now, webview: w, step: step, .webviewOpened(url: p["url"]?.stringValue ?? "")))
+            // hotwire-native: a modal's web view is presented over the main stack's top.
+            let modal = hotwire && (tree?["modal"]?.arrayValue ?? []).contains { $0["id"]?.stringValue == w }
+            log.append(Observation(t: now, webview: w, step: step, .webviewOpened(url: p["url"]?.stringValue ?? "", from: modal ? Navigations.mainTop(tree) : nil)))
         case "webview.failed":
             let url = p["url"]?.stringValue ?? "", reason = p["reason"]?.stringValue ?? "the page did not load"
             failed[w] = reason
@@ -195,6 +206,7 @@ public final class CheckRunner {
             throw CheckCannotRun("the daemon could not open a browser session on \(options.url): \(e.code): \(e.message)")
         }
         session = created["session"]?.stringValue ?? ""
+        tree = nil
         _ = try ctl.call("session.subscribe", ["session": sid])
         stack = try ctl.soft { try ctl.call("session.get", ["session": sid]) }?["stack"]?.arrayValue ?? []
         log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: "session.create")))

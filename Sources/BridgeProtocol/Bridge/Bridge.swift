@@ -44,9 +44,10 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     public var stats = BridgeStats()
 
     /// Storage reused from request to request, empty between requests (not state): the frame
-    /// being written (see `sendResult`; each frame leaves as an exact-size copy) and the list of
-    /// a step's engine effects (see `run`).
+    /// being written (see `sendResult`), the array the last frame left in (see `frameArray`)
+    /// and the list of a step's engine effects (see `run`).
     var frameWriter = JSONWriter(capacity: 4096)
+    var spareFrame: [UInt8] = []
     var effectStorage: [SessionEffect] = []
 
     public init(configuration: BridgeConfiguration = BridgeConfiguration(), router: Router? = nil, random: RNG) {

@@ -3,7 +3,7 @@ extension Bridge {
     // MARK: Frames
 
     // Replies, errors and page events are written into the reused `frameWriter` from fixed
-    // fragments (the same bytes key-by-key writing gives) and leave as exact-size arrays.
+    // fragments (the same bytes key-by-key writing gives) and leave as arrays (`frameArray`).
 
     mutating func sendResult(_ client: ClientID, id: Int64, _ body: (inout JSONWriter) -> Void) {
         var w = takeFrameWriter()
@@ -50,12 +50,33 @@ extension Bridge {
 
     /// Queues the frame in `w` for `client` and keeps `w`'s storage for the next frame.
     mutating func send(_ client: ClientID, _ w: inout JSONWriter) {
-        // (`Array(UnsafeBufferPointer)` allocates through code specialized here; the
-        // `unsafeUninitializedCapacity` initializer goes through the standard library's generic
-        // allocation, about 400 instructions more per frame.)
-        let frame = w.withBytes { Array($0) }
+        let frame = w.withBytes { frameArray($0) }
         effects.append(.send(client, frame))
         swap(&w, &frameWriter)
+    }
+
+    /// Frames of at most this many bytes go into `spareFrame`'s storage (`frameArray`); longer
+    /// ones get an exact-size array of their own, so the spare never holds more than about twice
+    /// this much.
+    static var spareFrameCapacity: Int { 1024 }
+
+    /// `bytes` as an array. A frame of up to `spareFrameCapacity` bytes is written over the last
+    /// one, in `spareFrame`'s storage: once the host has performed its effects and written that
+    /// frame (`Daemon.perform` empties its list of effects at once), nothing else holds the
+    /// storage, and the frame costs neither an allocation nor, later, a free (docs/PERFORMANCE.md,
+    /// "Issue 24 … at 1,000 pages"). When something still holds it (a frame waiting for its
+    /// socket, a held connection's queue, a second frame of the same input, a test's copy of the
+    /// effects), `replaceSubrange` copies on write: the holder keeps its frame unchanged and the
+    /// spare moves to new storage of this frame's size, as `Array(bytes)` would have allocated.
+    mutating func frameArray(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8] {
+        guard bytes.count <= Self.spareFrameCapacity else {
+            // (`Array(UnsafeBufferPointer)` allocates through code specialized here; the
+            // `unsafeUninitializedCapacity` initializer goes through the standard library's
+            // generic allocation, about 400 instructions more per frame.)
+            return Array(bytes)
+        }
+        spareFrame.replaceSubrange(spareFrame.indices, with: bytes)
+        return spareFrame
     }
 
     // MARK: Stacks and sessions as JSON

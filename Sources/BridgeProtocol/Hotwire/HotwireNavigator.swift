@@ -553,11 +553,20 @@ public struct HotwireNavigator: Sendable, Equatable {
                 if platform == .android && (top.restorationIdentifier ?? "").isEmpty { action = .advance }
                 visits.append(HotwireVisit(context: context, screen: top.id, url: top.url, action: action,
                                            restorationIdentifier: action == .restore ? top.restorationIdentifier : nil))
-            } else if platform == .android, shown[context] == top.id, stack(context).last?.isWeb == false,
-                      !(top.restorationIdentifier ?? "").isEmpty, !visits.contains(where: { $0.context == context }) {
-                // Android re-attaches the web view to the screen it never left (web → native →
-                // web) and restores its current visit (it needs its restoration identifier).
-                commands.append(.restoreCurrentVisit(context))
+            } else if shown[context] == top.id, stack(context).last?.isWeb == false,
+                      !visits.contains(where: { $0.context == context }) {
+                // Back from a native screen to the web screen the web view never left. iOS
+                // visits it with `restore` (Session.visitableViewWillAppear: "navigating backward
+                // from a native to a web view screen"); Android re-attaches the web view and
+                // restores its current visit when it has its restoration identifier
+                // (Session.restoreCurrentVisit), else visits it.
+                let rid = top.restorationIdentifier ?? ""
+                if platform == .android && !rid.isEmpty {
+                    commands.append(.restoreCurrentVisit(context))
+                } else {
+                    visits.append(HotwireVisit(context: context, screen: top.id, url: top.url, action: .restore,
+                                               restorationIdentifier: rid.isEmpty ? nil : rid))
+                }
             }
         }
         // The web screen a context's web view shows, covered while it stays on its stack: by a

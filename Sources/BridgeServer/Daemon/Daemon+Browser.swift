@@ -40,9 +40,10 @@ final class BrowserSide {
     /// runs again; `/api/devtools` says it.
     var restartFailure: String?
 
-    init(configuration: BrowserConfiguration, events: @escaping @Sendable (BrowserEvent) -> Void) {
+    init(configuration: BrowserConfiguration, debug: @escaping @Sendable (String) -> Void = { _ in },
+         events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.configuration = configuration
-        self.host = BrowserHost(options: configuration.options, launcher: configuration.launcher, events: events)
+        self.host = BrowserHost(options: configuration.options, launcher: configuration.launcher, debug: debug, events: events)
         self.classicBridge = InjectedClient.classicBridge(configuration.bridgeJS)
     }
 
@@ -63,7 +64,8 @@ extension Daemon {
         if let b = browser { return b }
         let ref = browserRef
         let remote = self.remote
-        let b = BrowserSide(configuration: configuration.browser) { event in
+        let logger = self.logger
+        let b = BrowserSide(configuration: configuration.browser, debug: { logger.debug("\($0)") }) { event in
             remote.enqueue { ref.value.browserEvent(event) }
         }
         let origin = configuration.transport.displayURL(port: port)
@@ -146,8 +148,14 @@ extension Daemon {
                 return nil
             }
         case .showTab(let session, let webview):
+            let logger = self.logger
             onHost { host in
-                try? await host.bringToFront(session: session, webview: webview)
+                do {
+                    try await host.bringToFront(session: session, webview: webview)
+                } catch {
+                    // Nothing else to do: the tab stays where it is (behind, not drawing).
+                    logger.warning("\(session) \(webview): the tab cannot be brought to the front: \(error)")
+                }
                 return nil
             }
         case .removeOverlay(let session, let webview):

@@ -165,7 +165,12 @@ public final class Daemon: TransportDelegate {
         var effects: [BridgeEffect] = []
         swap(&effects, &effectBuffer)
         bridge.drainEffects(into: &effects)
-        defer { swap(&effects, &effectBuffer) }
+        defer {
+            // Emptied now, not at the next drain: the Bridge reuses a frame's array once nothing
+            // else holds it (`Bridge.frameArray`), and the next frame is written before that drain.
+            while !effects.isEmpty { effects.removeLast() }
+            swap(&effects, &effectBuffer)
+        }
         if recorder != nil { recordEffects(effects) }
         for effect in effects {
             switch effect {

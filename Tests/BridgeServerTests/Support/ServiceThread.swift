@@ -1,4 +1,5 @@
 @testable import BridgeServer
+import BridgeBrowserFakes
 import Dispatch
 import Foundation
 import Logging
@@ -7,6 +8,19 @@ import Logging
 /// one capture whichever installed it last).
 enum TestLog {
     static let lines = Locked<[(Logger.Level, String)]>([])
+    /// The same lines, to wait on (`next`).
+    static let arrived = Inbox<LogLine>()
+
+    struct LogLine: Sendable, CustomStringConvertible {
+        var level: Logger.Level
+        var message: String
+        var description: String { "\(level): \(message)" }
+    }
+
+    /// The next line of `level` that `match` picks (waits for it).
+    static func next(_ level: Logger.Level, _ match: @escaping @Sendable (String) -> Bool) async throws -> String {
+        try await arrived.next { $0.level == level && match($0.message) }.message
+    }
 
     static let logger: Logger = {
         var logger = Logger(label: "bridged-tests") { _ in CapturingLogHandler() }
@@ -29,6 +43,7 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         TestLog.lines.withLock { $0.append((event.level, event.message.description)) }
+        TestLog.arrived.append(TestLog.LogLine(level: event.level, message: event.message.description))
     }
 }
 
