@@ -42,10 +42,14 @@ import Testing
     /// Longer scripts than the seeds, plain and routed; together they reach enough of the
     /// protocol for the checks to mean something (random bytes make long raw chunks, so a
     /// script of 24 KiB runs a few hundred steps).
-    @Test func replaysGeneratedScripts() {
+    @Test func replaysGeneratedScripts() async {
         var plain: [String: Int] = [:], routed: [String: Int] = [:]
         var timeouts = 0
+        // Yields between cases, as every long CPU-bound test here does: the tests share the
+        // cooperative pool, as many threads as cores (2 on CI), and a test that holds a thread for
+        // seconds stalls every other test's tasks, actors and queues meanwhile.
         for seed in 1...16 as ClosedRange<UInt64> {
+            await Task.yield()
             let reach = Self.script(seed).withUnsafeBytes { BridgeFuzz.run($0) }
             #expect(reach.steps > 150, "seed \(seed): \(reach.steps) steps")
             if seed & 1 == 1 { routed.merge(reach.succeeded, uniquingKeysWith: +) } else { plain.merge(reach.succeeded, uniquingKeysWith: +) }

@@ -245,6 +245,7 @@ import Testing
 
     @Test func invariantsHoldOnRandomSequences() async {
         await propertyCheck(count: 200, input: Self.depthGen, Self.sequenceGen) { depth, ops in
+            await Task.yield()  // see sequencesCoverTheInterestingCases
             let run = Self.run(ops, depth: depth)
             #expect(run.problems.isEmpty, "\(Self.describe(run))")
         }
@@ -252,6 +253,7 @@ import Testing
 
     @Test func replayGivesIdenticalStatesAndEffects() async {
         await propertyCheck(count: 200, input: Self.depthGen, Self.sequenceGen) { depth, ops in
+            await Task.yield()  // see sequencesCoverTheInterestingCases
             let run = Self.run(ops, depth: depth)
             var engine = SessionEngine(configuration: EngineConfiguration(foregroundTimeoutMs: 1000, maxStackDepth: depth))
             for (n, step) in run.steps.enumerated() {
@@ -265,13 +267,17 @@ import Testing
     }
 
     /// The generator reaches what the invariants are about; otherwise the properties say little.
-    @Test func sequencesCoverTheInterestingCases() {
+    @Test func sequencesCoverTheInterestingCases() async {
         var rng = Xoshiro(seed: (1, 2, 3, 4))
         var reasons = Set<RemovalReason>()
         var errors = Set<String>()
         var actions = Set<BackAction>()
         var loads = 0, lates = 0, maxDepth = 0, closes = 0
+        // Yields between cases, as every long CPU-bound test here does: the tests share the
+        // cooperative pool, as many threads as cores (2 on CI), and a test that holds a thread for
+        // seconds stalls every other test's tasks, actors and queues meanwhile.
         for n in 0..<200 {
+            await Task.yield()
             let ops = Self.sequenceGen.run(using: &rng)
             let run = Self.run(ops, depth: n % 2 == 0 ? 4 : 256)
             #expect(run.problems.isEmpty, "\(Self.describe(run))")

@@ -47,6 +47,7 @@ import Testing
 
     @Test func randomActionSequencesKeepInvariants() async {
         await propertyCheck(count: 300, input: Gen.int(in: 0...9999).array(of: 0...40), Gen.bool) { (xs: [Int], flag: Bool) async throws in
+            await Task.yield()  // see EnginePropertyTests.sequencesCoverTheInterestingCases
             let router = RouterFixture.router(nativeProduct: flag, external: flag ? .open : .push, back: flag ? .none : .initialTab, maxDepth: 5)
             var s = try router.makeSession()
             var seenIDs: Set<ItemID> = Set(s.tree.stackIDs.flatMap { s.tree[$0]!.map(\.id) })

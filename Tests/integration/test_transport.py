@@ -1,7 +1,8 @@
 """Transport behaviour of the real daemon: HTTP routes, WebSocket framing limits, origins,
 binding, slow readers, shutdown. The protocol itself is tested elsewhere: here the only thing
 relied on is that every request gets one reply carrying its id (before `hello` that reply is an
-error), and that a binary message gets an error with id null."""
+error), and that a binary message gets an error with id null (and, for the slow reader, that
+`session.get` answers with the url `session.create` was given)."""
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,7 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from conftest import (OP_BINARY, OP_CONT, OP_PING, OP_TEXT, Closed, RawWebSocket, http_request,
-                      raw_http, run_daemon_expect_exit, status_of)
+                      raw_http, run_daemon_expect_exit, status_of, wait_for_log)
 
 
 def request(id_, method="ping"):
@@ -242,10 +243,10 @@ def test_200_concurrent_connections(daemon):
     asyncio.run(main())
 
 
-def _frames(first_id, count, method):
+def _frames(first_id, count, method, params=None):
     out = bytearray()
     for i in range(first_id, first_id + count):
-        payload = request(i, method).encode()
+        payload = json.dumps({"id": i, "method": method, "params": params or {}}).encode()
         n = len(payload)
         header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
         out += header + b"\x00\x00\x00\x00" + payload
@@ -256,55 +257,72 @@ def test_slow_reader_does_not_block_others_and_is_closed_1008(daemon_factory):
     """A client floods requests and reads nothing: the replies fill the socket buffers, then its
     send queue, while everyone else proceeds; past the cap the daemon closes it with 1008 (and
     logs it). When it finally reads it sees the replies that were already on their way, in
-    order, then the 1008 close."""
-    d = daemon_factory("--max-send-queue-bytes", str(64 * 1024))
+    order, then the 1008 close.
+
+    The requests are small and their replies large (`session.get` of a session whose url is
+    15,000 bytes: 79 bytes in, 15 KB out, under the 16 KiB the daemon writes at once), so that
+    50 KB in fill what the kernel holds of the replies and then the cap. A flood of megabytes
+    in (replies as small as the requests) stalled in the kernel on a loaded machine: once the
+    slow (sanitized) daemon's receive buffer had overflowed, this client's view of its window
+    stayed at 1 KiB or less and each of its probes was dropped, with the daemon's receive queue
+    empty and both processes idle, until the client's socket timed out (Linux 6.18; make
+    test-tsan failed so, and 8 in 12 runs of the test 4 at a time)."""
+    cap = 64 * 1024
+    url = "http://app.test/" + "x" * 15_000
+    d = daemon_factory("--max-send-queue-bytes", str(cap), "--max-url-bytes", str(len(url)))
     slow = RawWebSocket.to(d, rcvbuf=4096, timeout=60)  # generous: an ASan daemon on a loaded machine reads slowly
-    method = "m" * 500
-    flood_result = {"sent": 0}
+    slow.send_text(json.dumps({"id": 0, "method": "hello", "params": {"protocol": 1, "role": "controller"}}))
+    slow.send_text(json.dumps({"id": 1, "method": "session.create", "params": {"url": url}}))
+    replies = {}
+    while 1 not in replies:
+        message = json.loads(slow.recv_message()[1])
+        if "id" in message:
+            replies[message["id"]] = message
+    session = replies[1]["result"]["session"]
 
-    def flood():
-        # Batches of requests until the daemon reports the overflow (its log line is the event
-        # waited for); bounded so that a daemon that never overflows fails the test.
-        try:
-            for batch in range(1000):
-                slow.sock.sendall(_frames(batch * 200, 200, method))
-                flood_result["sent"] += 200
-                if "too slow" in d.stderr():
-                    flood_result["overflow"] = True
-                    return
-        except OSError as e:
-            # The overflow can come in the middle of a batch: the daemon then stops reading this
-            # client, and the batch's send ends in an error (reset, or the socket's timeout).
-            flood_result["error"] = e
-            if "too slow" in d.stderr():
-                flood_result["overflow"] = True
+    # The others, meanwhile: each of 5 clients does 20 round trips.
+    others_result = {}
 
-    flooder = threading.Thread(target=flood)
-    flooder.start()
-
-    async def others():
+    def others():
         async def one(n):
             async with connect(d.ws_url) as ws:
                 for k in range(20):
                     await roundtrip(ws, n * 1000 + k)
-        await asyncio.wait_for(asyncio.gather(*(one(n) for n in range(5))), 30)
+        async def all_of_them():
+            await asyncio.wait_for(asyncio.gather(*(one(n) for n in range(5))), 30)
+        try:
+            asyncio.run(all_of_them())
+            others_result["done"] = True
+        except Exception as e:  # reported by the assertion below
+            others_result["error"] = e
 
-    try:
-        asyncio.run(others())
-    finally:
-        flooder.join(120)
-    assert not flooder.is_alive()
-    assert flood_result.get("overflow"), flood_result
-    # Now read: the replies already in flight (ids 0, 1, 2, … in order), then the 1008 close.
-    expected = 0
+    runner = threading.Thread(target=others)
+    runner.start()
+    # Twice what the kernel can hold of the replies before the daemon queues any (its send
+    # buffer, autotuned up to tcp_wmem's maximum, and this client's receive buffer) and what
+    # the daemon queues before it counts the reader slow at once (4 times the cap waiting).
+    wmem_max = int(open("/proc/sys/net/ipv4/tcp_wmem").read().split()[2])
+    first, count = 2, 2 * (wmem_max + 4096 * 2 + 5 * cap) // len(url) + 1
+    slow.sock.sendall(_frames(first, count, "session.get", {"session": session}))
+    # The overflow, then read at once (the daemon drops the connection if its close frame cannot
+    # go out within its close grace of 5 s): the session's events (session.created,
+    # stack.changed) and the replies already in flight (ids 2, 3, 4, … in order), then the
+    # 1008 close.
+    assert wait_for_log(d, "too slow", 120), d.stderr()
+    expected = first
     with pytest.raises(Closed) as closed:
         while True:
             _, payload = slow.recv_message()
-            assert json.loads(payload)["id"] == expected
+            message = json.loads(payload)
+            if "event" in message:
+                continue
+            assert message["id"] == expected
             expected += 1
     assert closed.value.code == 1008
-    assert 0 < expected < flood_result["sent"]
+    assert first < expected < first + count
     slow.close()
+    runner.join(60)
+    assert others_result == {"done": True}, others_result
 
 
 def test_close_code_1000_from_client_is_clean(daemon):
