@@ -22,7 +22,7 @@ import urllib.parse
 
 import pytest
 
-from browser_sessions_support import TIMEOUT, until
+from browser_sessions_support import TIMEOUT, until, wait_until
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hotwire_app"))
 import server as hotwire_app  # noqa: E402
@@ -99,3 +99,19 @@ def paths(items, base):
 
 async def stack_changed(c, s, cause_part):
     return await c.next_event("stack.changed", TIMEOUT, where=lambda p: p["session"] == s and cause_part in p["cause"])
+
+
+async def form_connect_and_reply(c, s, base):
+    """Issue 21's bridge flow: the `form` component on /bridge sends `connect` with the page's
+    URL and its submit title, reaches the controller (not ignored), and the controller's
+    `bridge.reply` reaches the page (#reply shows its data). Returns the message."""
+    await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-bridge"})
+    message = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s)
+    assert (message["webview"], message["component"], message["event"]) == ("W1", "form", "connect")
+    assert message["data"]["metadata"]["url"] == base + "/bridge"
+    assert message["data"]["submitTitle"] == "Send"
+    assert "ignored" not in message, message
+    await c.request("bridge.reply", {"session": s, "webview": "W1", "id": message["id"], "component": "form",
+                                     "event": "connect", "data": {"tapped": True}})
+    await wait_until(c, s, "W1", "document.getElementById('reply').textContent === '{\"tapped\":true}'")
+    return message

@@ -6,7 +6,7 @@ import pytest
 
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, wait_until
-from hotwire_support import (PLATFORMS, app_fixture, hotwire_app, loaded, paths, rendered, settled,  # noqa: F401
+from hotwire_support import (PLATFORMS, app_fixture, form_connect_and_reply, hotwire_app, loaded, paths, rendered, settled,  # noqa: F401
                              stack_changed, start, tree)
 
 app = app_fixture()
@@ -159,15 +159,7 @@ def test_bridge_component_and_reply(daemon, app, platform):
     async def go():
         c = await controller(daemon.ws_url)
         s = await start(c, app, platform)
-        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-bridge"})
-        message = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s)
-        assert (message["webview"], message["component"], message["event"]) == ("W1", "form", "connect")
-        assert message["data"]["metadata"]["url"] == app + "/bridge"
-        assert message["data"]["submitTitle"] == "Send"
-        assert "ignored" not in message
-        await c.request("bridge.reply", {"session": s, "webview": "W1", "id": message["id"], "component": "form",
-                                         "event": "connect", "data": {"tapped": True}})
-        await wait_until(c, s, "W1", "document.getElementById('reply').textContent === '{\"tapped\":true}'")
+        await form_connect_and_reply(c, s, app)
         assert await evaluate(c, s, "W1", "document.documentElement.dataset.bridgeComponents") == "form"
         # A message whose url is not the web view's is what native would drop: reported as ignored.
         await evaluate(c, s, "W1", "nativeBridge.receive({id: '9', component: 'form', event: 'connect', data: {metadata: {url: 'http://elsewhere.invalid/'}}}); 1")

@@ -37,7 +37,7 @@ import pytest
 from bridgeclient import controller
 from browser_sessions_support import TIMEOUT, evaluate, run, until, wait_until
 from conftest import start_daemon
-from hotwire_support import PLATFORMS, app_fixture, loaded, paths, rendered, settled, stack_changed, start, tree
+from hotwire_support import PLATFORMS, app_fixture, form_connect_and_reply, loaded, paths, rendered, settled, stack_changed, start, tree
 from test_check import check, needs_chromium
 
 _spec = importlib.util.spec_from_file_location(
@@ -208,15 +208,7 @@ def test_bridge_form_connect_and_reply(shared_daemon, app, platform):
     async def go():
         c = await controller(shared_daemon.ws_url)
         s = await start(c, app, platform)
-        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-bridge"})
-        message = await c.next_event("bridge.message", TIMEOUT, where=lambda p: p["session"] == s)
-        assert (message["webview"], message["component"], message["event"]) == ("W1", "form", "connect")
-        assert message["data"]["metadata"]["url"] == app + "/bridge"
-        assert message["data"]["submitTitle"] == "Send"
-        assert "ignored" not in message, message
-        await c.request("bridge.reply", {"session": s, "webview": "W1", "id": message["id"], "component": "form",
-                                         "event": "connect", "data": {"tapped": True}})
-        await wait_until(c, s, "W1", "document.getElementById('reply').textContent === '{\"tapped\":true}'")
+        await form_connect_and_reply(c, s, app)
         assert await evaluate(c, s, "W1", "[document.documentElement.dataset.bridgePlatform, document.documentElement.dataset.bridgeComponents]") == [platform, "form"]
         await c.close()
 
