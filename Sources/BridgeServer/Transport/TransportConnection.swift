@@ -28,18 +28,22 @@ struct MessageQueue {
     mutating func removeFirst() {
         precondition(!isEmpty)
         elementMemory -= Self.cost(storage[head])
-        storage[head] = []
-        head += 1
-        if head == storage.count {
-            // Emptied (every element is already []): element by element keeps the storage
-            // cheaply (removeAll(keepingCapacity:) goes through the generic replaceSubrange).
+        if head + 1 == storage.count {
+            // The last one: emptied (the elements before it are already []). Element by element
+            // keeps the storage cheaply (removeAll(keepingCapacity:) goes through the generic
+            // replaceSubrange); the message itself is released by the first removeLast, not
+            // replaced by [] first.
             if storage.capacity <= 64 {
                 while !storage.isEmpty { storage.removeLast() }
             } else {
                 storage = []
             }
             head = 0
-        } else if head >= 64 && head * 2 >= storage.count {
+            return
+        }
+        storage[head] = []
+        head += 1
+        if head >= 64 && head * 2 >= storage.count {
             storage.removeFirst(head)
             head = 0
         }
