@@ -308,6 +308,45 @@ import Testing
         #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/#/y")
     }
 
+    /// The browser's report of a `history.pushState` can arrive before the `pwa-navigate` the
+    /// page sent just before it (they travel on different connections). The placeholder of that
+    /// first announcement keeps the url from before the report, not the one the page went to.
+    @Test func aReportThatOvertookTheFirstPWANavigateLeavesThePlaceholderItsURL() {
+        var h = BridgeHarness()
+        let (_, sid, page) = Self.withPage(&h)
+        h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/?s=a"))
+        #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/?s=a")
+        h.advance(ms: 20)
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/?s=a"])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.stackIDs(sid) == "P1 W1")
+        #expect(h.bridge.engine(of: sid)?.stack.first?.url == "http://h/a/", "the url from before the report")
+        #expect(h.bridge.engine(of: sid)?.webView(.webview(1))?.url == "http://h/a/?s=a")
+        // Consumed: the next announcement stacks the web view's url as it is.
+        h.request(page.client, "pwa-rendered")
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/?s=b"])
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [2]))
+        #expect(h.bridge.engine(of: sid)?.stack.map(\.url) == ["http://h/a/", "http://h/a/?s=a", "http://h/a/?s=b"])
+    }
+
+    /// Only the announcement of the very url the report moved to, soon after it, is taken as
+    /// overtaken: another url, or the same url after `overtakeWindow`, stacks the url as it is.
+    @Test func aReportIsOvertakenOnlyByTheSameURLWithinTheWindow() {
+        for (delayMs, announced, expected) in [
+            (BrowserState.overtakeWindow / 1000, "http://h/a/?s=a", "http://h/a/"),
+            (BrowserState.overtakeWindow / 1000 + 1, "http://h/a/?s=a", "http://h/a/?s=a"),
+            (Int64(10), "http://h/a/?s=other", "http://h/a/?s=a"),
+        ] {
+            var h = BridgeHarness()
+            let (_, sid, page) = Self.withPage(&h)
+            h.host(.urlChanged(session: sid, webview: .webview(1), url: "http://h/a/?s=a"))
+            h.advance(ms: delayMs)
+            h.request(page.client, "pwa-navigate", ["url": .string(announced)])
+            h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+            #expect(h.bridge.engine(of: sid)?.stack.first?.url == expected, "\(delayMs) ms, \(announced)")
+        }
+    }
+
     @Test func aBrowserCrashIsAnEvent() {
         var h = BridgeHarness()
         let (ctl, sid, _) = Self.withPage(&h)

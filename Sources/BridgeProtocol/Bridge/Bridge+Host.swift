@@ -45,6 +45,22 @@ struct BrowserState: Equatable {
         var token: String
     }
     var unannounced: [ItemID: Unannounced] = [:]
+    /// The last url change the browser reported and the Bridge applied to a classic web view,
+    /// with the url it replaced and when. A page's `pwa-navigate` and the browser's report of the
+    /// `history.pushState` that follows it travel on different connections, and the report can
+    /// arrive first: the placeholder must then keep the url from before it (`pwaNavigate`).
+    struct URLReport: Equatable {
+        var webview: ItemID
+        var before: String
+        var after: String
+        var at: Int64
+    }
+    var lastURLReport: URLReport?
+    /// How long after the browser's report of a url change a `pwa-navigate` to that same url is
+    /// taken as the announcement the report overtook (microseconds). Both leave the page within
+    /// a millisecond; the window is wide so that a loaded machine does not matter, and bounded so
+    /// that a page announcing, much later, the url it already moved to is taken at its word.
+    static let overtakeWindow: Int64 = 5_000_000
 
     func snapshot(of placeholder: ItemID) -> [UInt8]? {
         snapshots.first { $0.placeholder == placeholder }?.jpeg
@@ -412,8 +428,10 @@ extension Bridge {
                 guard s.isBrowser, let page = s.pages[webview], b.held[page] == nil, let current = s.engine.webView(webview),
                       current.mode == .classic, current.url != clean,
                       (try? b.checkURL(clean, "url")) != nil else { return }
+                let before = current.url
                 b.run(&s, .pwaNavigated(from: webview, url: clean), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                     guard case .success = result else { return }
+                    s.browser!.lastURLReport = BrowserState.URLReport(webview: webview, before: before, after: clean, at: now)
                     b.emit(&s, "pwa-navigated") { w in
                         w.key("webview"); w.string(webview.description)
                         w.key("url"); w.string(clean)

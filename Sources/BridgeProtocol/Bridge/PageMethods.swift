@@ -53,7 +53,8 @@ extension Bridge {
     mutating func pwaNavigate(_ client: ClientID, id: Int64?, url: String?, title: String?, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
         try checkPush(&s, url: url, title: title)
         if s.isBrowser, waitForSnapshot(client, &s, webview: webview, PendingNavigate(id: id, url: url, title: title)) { return }
-        run(&s, .pwaNavigate(from: webview, url: url, title: title), cause: BridgeMethod.pwaNavigate.name, now: now) { b, s, result in
+        let placeholderURL = s.isBrowser ? overtakenURL(&s, webview: webview, url: url, now: now) : nil
+        run(&s, .pwaNavigate(from: webview, url: url, title: title, placeholderURL: placeholderURL), cause: BridgeMethod.pwaNavigate.name, now: now) { b, s, result in
             switch result {
             case .success(.pwaNavigate(let placeholder)):
                 b.keepSnapshot(&s, placeholder: placeholder)
@@ -70,6 +71,20 @@ extension Bridge {
             case .failure(let e): if let id { b.sendError(client, id: id, ProtocolError(e)) }
             }
         }
+    }
+
+    /// The url a browser session's placeholder keeps when the browser's report of the page's
+    /// `history.pushState` overtook the `pwa-navigate` that announced it: the first announcement
+    /// of a classic web view, to exactly the url the report moved it to, within
+    /// `BrowserState.overtakeWindow`. The report is consumed either way.
+    private func overtakenURL(_ s: inout Session, webview: ItemID, url: String?, now: Int64) -> String? {
+        guard let report = s.browser?.lastURLReport else { return nil }
+        s.browser!.lastURLReport = nil
+        guard report.webview == webview, now - report.at <= BrowserState.overtakeWindow, let url,
+              PageURL.stripClaim(url) == report.after,
+              let current = s.engine.webView(webview), current.mode == .classic, current.url == report.after
+        else { return nil }
+        return report.before
     }
 
     mutating func pageEvent(_ client: ClientID, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {

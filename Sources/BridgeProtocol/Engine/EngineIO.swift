@@ -11,7 +11,10 @@ public enum SessionInput: Equatable, Sendable {
     /// The page of this web view went away; the web view stays (`connected:false`).
     case pageDisconnected(ItemID)
     /// The page announces a PWA navigation (it awaits the reply before changing its DOM).
-    case pwaNavigate(from: ItemID, url: String?, title: String?)
+    /// `placeholderURL`, when given, is the url the new placeholder keeps instead of the web
+    /// view's current one: the browser's report of this very navigation overtook it and already
+    /// moved the web view's url (Bridge+Host.swift, `urlChanged`).
+    case pwaNavigate(from: ItemID, url: String?, title: String?, placeholderURL: String? = nil)
     /// The page finished rendering its current state.
     case pwaRendered(from: ItemID)
     /// Informational: the page's url changed without a new history step.

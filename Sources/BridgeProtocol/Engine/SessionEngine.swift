@@ -84,8 +84,8 @@ public struct SessionEngine: Equatable, Sendable {
             return try pageConnected(id, url: url, into: &effects)
         case .pageDisconnected(let id):
             return try pageDisconnected(id, now: now, into: &effects)
-        case .pwaNavigate(let id, let url, let title):
-            return try pwaNavigate(from: id, url: url, title: title, now: now, into: &effects)
+        case .pwaNavigate(let id, let url, let title, let placeholderURL):
+            return try pwaNavigate(from: id, url: url, title: title, placeholderURL: placeholderURL, now: now, into: &effects)
         case .pwaRendered(let id):
             return try pwaRendered(from: id, now: now, into: &effects)
         case .pwaNavigated(let id, let url):
@@ -148,7 +148,7 @@ public struct SessionEngine: Equatable, Sendable {
         return reply
     }
 
-    private mutating func pwaNavigate(from id: ItemID, url: String?, title: String?, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
+    private mutating func pwaNavigate(from id: ItemID, url: String?, title: String?, placeholderURL: String?, now: Int64, into effects: inout [SessionEffect]) throws(EngineError) -> SessionReply {
         guard let i = webViewIndex(id) else {
             throw .unknownWebview(id)
         }
@@ -160,7 +160,7 @@ public struct SessionEngine: Equatable, Sendable {
         }
         // The web view is on top: move it off the stack rather than copy it.
         guard case .webview(var w) = stack.removeLast() else { preconditionFailure("\(id) is not a web view") }
-        let placeholder = Placeholder(id: itemIDs.next(.placeholder), of: id, url: w.url, title: w.title)
+        let placeholder = Placeholder(id: itemIDs.next(.placeholder), of: id, url: placeholderURL ?? w.url, title: w.title)
         if let url { w.url = url }
         if let title { w.title = title }
         w.mode = .pwa
