@@ -85,14 +85,26 @@ extension Bridge {
     mutating func stackJSON(_ s: inout Session) -> [UInt8] {
         let version = s.engine.version
         if s.stackCacheVersion == version { return s.stackCache }
-        // Written in the scratch frame writer (idle between frames), kept as an exact-size copy.
+        // Written in the scratch frame writer (idle between frames), then copied into the cache.
         var w = takeFrameWriter()
         Self.writeStack(s.engine.stack, into: &w)
-        let json = w.bytes
+        w.withBytes { Self.overwrite(&s.stackCache, with: $0) }
         swap(&w, &frameWriter)
-        s.stackCache = json
         s.stackCacheVersion = version
-        return json
+        return s.stackCache
+    }
+
+    /// `cache = Array(bytes)`, but written over the old contents when they fit and nothing else
+    /// holds them (the reply that carried the last stack has been written by the time the stack
+    /// changes again): no allocation and no free per stack change. Copy on write keeps a held
+    /// array as it was. The cache keeps at most twice the bytes it holds; otherwise (and when
+    /// the stack grew) it is an exact-size copy, as before.
+    static func overwrite(_ cache: inout [UInt8], with bytes: UnsafeBufferPointer<UInt8>) {
+        if bytes.count <= cache.capacity && cache.capacity <= 2 * bytes.count {
+            cache.replaceSubrange(cache.indices, with: bytes)
+        } else {
+            cache = Array(bytes)
+        }
     }
 
     public static func writeStack(_ stack: [StackItem], into w: inout JSONWriter) {

@@ -247,19 +247,25 @@ public struct JSONWriter: Sendable {
         appendStatic("null")
     }
 
+    /// The decimal digits of `i`, written in place: counted first, then written from the last.
+    /// (Through a temporary buffer and a copy, this cost about twice as much.)
     mutating func appendDecimal(_ i: Int64) {
+        if i < 0 { append(0x2D) }
         var magnitude = i.magnitude
-        // 20 digits for UInt64.max, plus a sign.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var n = 20
-            repeat {
-                n -= 1
-                digits[n] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
-                magnitude /= 10
-            } while magnitude != 0
-            if i < 0 { append(0x2D) }
-            append(UnsafeBufferPointer(rebasing: digits[n...]))
+        var digits = 1
+        var rest = magnitude / 10
+        while rest != 0 {
+            digits &+= 1
+            rest /= 10
         }
+        let out = reserve(digits)
+        var k = digits
+        repeat {
+            k &-= 1
+            out[k] = UInt8(truncatingIfNeeded: magnitude % 10) &+ 0x30
+            magnitude /= 10
+        } while magnitude != 0
+        count &+= digits
     }
 
     private mutating func appendQuoted(_ s: String) {

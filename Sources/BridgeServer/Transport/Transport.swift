@@ -21,7 +21,12 @@ import Logging
 /// offer the extension simply get an uncompressed connection.)
 public final class Transport {
     public let configuration: TransportConfiguration
-    public weak var delegate: TransportDelegate?
+    /// Unowned, not weak: the delegate (the daemon) owns the transport and outlives its `run()`,
+    /// the only time it is called. (A weak reference gives the daemon a side table, and every
+    /// message paid for it: loading the reference and releasing the object after the call,
+    /// ≈ 80 instructions; docs/PERFORMANCE.md.) Without dynamic exclusivity checks, like the
+    /// connections' state: it is read for every message, on the service thread only.
+    @exclusivity(unchecked) public unowned var delegate: TransportDelegate?
     /// The real listening port once started (0 before).
     public private(set) var port: Int = 0
     /// The thread-safe handle for other threads.
