@@ -107,6 +107,14 @@ public actor BrowserHost {
     /// `history.back()` to the `about:blank` below it); such a tab is closed again once its
     /// document commits.
     private var closing: [String: String] = [:]
+    /// Web views whose tab is being opened (`openTab` not returned yet), with how many opens.
+    private var opening: [TabKey: Int] = [:]
+    /// Web views closed (`closeTab`) while their tab was being opened: the open closes the tab
+    /// it made and fails with `BrowserError.closedWhileOpening`. Without it the close of a tab
+    /// not made yet (its spare still being made, `Target.createTarget` not answered) did
+    /// nothing, and the tab, opened in front, stayed: the web view below drew no frames (no
+    /// `requestAnimationFrame`, so Turbo rendered nothing there).
+    private var closedWhileOpening: Set<TabKey> = []
     /// How often and how many times a close Chromium did not carry out is sent again.
     static let closeRetryNanoseconds: UInt64 = 250_000_000
     static let closeRetries = 20
@@ -354,9 +362,30 @@ public actor BrowserHost {
     /// Returns the tab's target id (Chromium's, as DevTools clients see it). `userAgent`, when
     /// given, makes the tab's user agent from Chromium's own (a profile's, e.g. Hotwire Native's)
     /// instead of the configured suffix.
+    /// A web view closed (`closeTab`) before this returns gets no tab: the one made is closed
+    /// and the open fails with `BrowserError.closedWhileOpening`.
     @discardableResult
     public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false,
                         userAgent: (@Sendable (String) -> String)? = nil) async throws -> String {
+        let key = TabKey(session, webview)
+        opening[key, default: 0] += 1
+        defer {
+            opening[key]! -= 1
+            if opening[key] == 0 {
+                opening[key] = nil
+                closedWhileOpening.remove(key)
+            }
+        }
+        let targetId = try await openTabNow(session: session, webview: webview, url: url, script: script, post: post, root: root, userAgent: userAgent)
+        if closedWhileOpening.contains(key) {
+            await closeTabNow(session: session, webview: webview)
+            throw BrowserError.closedWhileOpening("\(session) \(webview)")
+        }
+        return targetId
+    }
+
+    private func openTabNow(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest?, root: Bool,
+                            userAgent: (@Sendable (String) -> String)?) async throws -> String {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
         let key = TabKey(session, webview)
@@ -382,14 +411,16 @@ public actor BrowserHost {
                 try await inject(b, cdpSession: s, script: script)
                 _ = try await front
             } catch {
-                // The spare is not there any more (its renderer died, say): a new tab instead.
-                await closeTab(session: session, webview: webview)
+                // The spare is not there any more (its renderer died, say): a new tab instead,
+                // unless the web view was closed meanwhile.
+                await closeTabNow(session: session, webview: webview)
+                if closedWhileOpening.contains(key) { throw BrowserError.closedWhileOpening("\(session) \(webview)") }
                 return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
             }
             do {
                 try await load(b, cdpSession: spare.cdpSession, url: url, root: root)
             } catch {
-                await closeTab(session: session, webview: webview)
+                await closeTabNow(session: session, webview: webview)
                 throw error
             }
             return spare.targetId
@@ -455,7 +486,7 @@ public actor BrowserHost {
             try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script)
             try await load(b, cdpSession: cdpSession, url: url, root: root)
         } catch {
-            await closeTab(session: key.session, webview: key.webview)
+            await closeTabNow(session: key.session, webview: key.webview)
             throw error
         }
         return targetId
@@ -583,8 +614,15 @@ public actor BrowserHost {
         _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: options.callTimeoutSeconds)
     }
 
-    /// Closes the tab of `webview` (nothing when it has none).
+    /// Closes the tab of `webview` (nothing when it has none); one being opened is closed once
+    /// it is (see `openTab`).
     public func closeTab(session: String, webview: ItemID) async {
+        let key = TabKey(session, webview)
+        if opening[key] != nil { closedWhileOpening.insert(key) }
+        await closeTabNow(session: session, webview: webview)
+    }
+
+    private func closeTabNow(session: String, webview: ItemID) async {
         let key = TabKey(session, webview)
         guard let tab = tabs[key] else { return }
         forget(key, tab)

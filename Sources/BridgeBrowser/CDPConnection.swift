@@ -21,6 +21,8 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A tab's page could not be loaded: the url and the browser's reason
     /// (`net::ERR_CONNECTION_REFUSED`).
     case loadFailed(url: String, reason: String)
+    /// The web view (`session webview`) was closed while its tab was being opened: it has none.
+    case closedWhileOpening(String)
 
     public var description: String {
         switch self {
@@ -32,6 +34,7 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
         case .disconnected: return "the browser is gone (it crashed or was stopped)"
         case .unknownTarget(let what): return "no such tab or session in the browser: \(what)"
         case .loadFailed(let url, let reason): return "\(url): \(reason)"
+        case .closedWhileOpening(let what): return "\(what) was closed while its tab was being opened"
         }
     }
 }

@@ -265,3 +265,38 @@ def test_the_hotwire_test_apps_good_paths_pass_with_steps(platform, tmp_path):
     # on iOS, its uri on Android).
     screen = "[numbers]" if platform == "ios" else "[hotwire://fragment/numbers]"
     assert any(r[:7] == ["14", "N1", "native", "/", "→", "/numbers", screen] and r[-1] == "ok" for r in rows), out
+
+
+@needs_chromium
+@needs_turbo
+def test_a_proposal_waiting_for_the_snapshot_of_the_screen_it_covers_is_waited_for(tmp_path):
+    """A loaded machine's slow screenshot (each held back 1 s by slow_screenshot_chromium.py):
+    the modal form's redirect, proposed from the modal, waits in the daemon while the main web
+    view is pictured, with nothing else going on. The click's step waits for that decision: the
+    push is the click's, from the screen the modal covered. (The checker once settled after
+    250 ms of quiet and gave the push to the next step, from /items/1 to itself: CI's flake of
+    the good paths on Android.)"""
+    import server as hotwire_app  # Tests/integration/hotwire_app/server.py (on the path via hotwire_check_app)
+
+    server, base = hotwire_app.start()
+    try:
+        config = tmp_path / "path-configuration.json"
+        config.write_text(json.dumps(hotwire_app.PATH_CONFIGURATION))
+        steps = tmp_path / "form.yaml"
+        steps.write_text("\n".join([
+            '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
+            f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}',
+        ]) + "\n")
+        slow = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_screenshot_chromium.py")
+        env = dict(os.environ, SLOW_SCREENSHOT_MS="1000")
+        p = subprocess.run([bridged_bin(), "check", base + "/", *hotwire("android", "--path-configuration", str(config)),
+                            "--steps", str(steps), "--chromium", slow], capture_output=True, text=True, timeout=300, env=env)
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = p.stdout
+    assert p.returncode == 0, out + p.stderr
+    rows = [l.split() for l in out.splitlines()]
+    assert any(r[:6] == ["1", "W2", "classic", "/", "→", "/items/new"] for r in rows), out
+    assert any(r[:6] == ["3", "W1", "push", "/", "→", "/items/1?title=Bread"] and r[-1] == "ok" for r in rows), out
+    assert not any(r[:1] == ["4"] for r in rows), out

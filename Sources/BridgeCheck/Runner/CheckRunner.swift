@@ -285,6 +285,7 @@ public final class CheckRunner {
                 guard let a = try ctl.soft({ try evaluate(w, PageProbe.activity) }) else { why = "the page of \(w) does not answer"; continue }
                 if let ready = a["ready"]?.stringValue, ready != "complete" { why = "the document of \(w) is still loading (\(ready))"; continue }
                 if let n = a["pending"]?.intValue, n > 0 { why = "\(n) fetch/XHR request\(n == 1 ? "" : "s") of \(w) still in flight"; continue }
+                if let n = a["deciding"]?.intValue, n > 0 { why = "a navigation the page of \(w) asked native for is not decided yet"; continue }
                 if let q = a["quietMs"]?.doubleValue, q < quiet * 1000 { why = "the page of \(w) is still changing"; continue }
             }
             why = nil

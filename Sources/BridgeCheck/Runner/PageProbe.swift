@@ -16,9 +16,10 @@ enum PageProbe {
       // The checker's own marks on the links it found are not the app's DOM either.
       const hostOnly = (r) => host(r.target) || (r.type === "childList" && [...r.addedNodes, ...r.removedNodes].every((x) => x.id === FG))
         || (r.type === "attributes" && r.attributeName.startsWith("data-bridged-check"));
-      // Activity, for the checker's auto-wait: the last DOM change or request, and the page's
-      // fetch/XHR requests in flight.
-      const state = { pending: 0, last: now() };
+      // Activity, for the checker's auto-wait: the last DOM change or request, the page's
+      // fetch/XHR requests in flight, and the navigations it asked native for that the daemon
+      // has not decided yet (`deciding`).
+      const state = { pending: 0, deciding: 0, last: now() };
       window.__bridgedCheck.state = state;
       new MutationObserver((rs) => { const n = rs.filter((r) => !hostOnly(r)).length; if (n) { state.last = now(); log.push({ k: "dom", t: now(), n }); } })
         .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
@@ -71,13 +72,36 @@ enum PageProbe {
       console.error = function (...a) { log.push({ k: "console", t: now(), m: a.map(String).join(" ") }); return ce.apply(this, a); };
       const inj = window.__bridgedInjected;
       const b = inj && inj.bridge;
+      // A navigation the page asks native for waits in the daemon while the screen it covers is
+      // pictured (a browser session's snapshot rule): the page's connection is held meanwhile,
+      // and nothing else shows that the app is not still. A `pwa-navigate` is decided when it is
+      // answered; a hotwire-native proposal (Turbo's `visitProposed`) or a page's `navigate` is
+      // an event with no answer, so a `ping` follows it: the held connection answers that only
+      // once the navigation was decided, after the events the decision sent to controllers.
+      const deciding = (p) => {
+        state.deciding++; state.last = now();
+        const done = () => { state.deciding = Math.max(0, state.deciding - 1); state.last = now(); };
+        p.then(done, done);
+      };
       if (b && typeof b.pwaNavigate === "function") {
         const orig = b.pwaNavigate.bind(b);
         b.pwaNavigate = async function (params) {
           log.push({ k: "nav", t: now(), url: new URL((params && params.url) || location.href, location.href).href });
-          const r = await orig(params);
+          const p = orig(params);
+          deciding(p);
+          const r = await p;
           log.push({ k: "reply", t: now(), p: (r && r.placeholder) || "" });
           return r;
+        };
+      }
+      if (b && typeof b.trigger === "function" && typeof b.request === "function") {
+        const trigger = b.trigger.bind(b);
+        b.trigger = function (name, params) {
+          const sent = trigger(name, params);
+          if (sent && (name === "navigate" || (name === "hotwire.message" && params && params.name === "visitProposed"))) {
+            deciding(b.request("ping", {}));
+          }
+          return sent;
         };
       }
       return "installed";
@@ -88,11 +112,13 @@ enum PageProbe {
 
     static let location = #"({url: location.href, title: document.title})"#
 
-    /// Whether the page is still: the document loaded, no fetch/XHR in flight, how long since
-    /// its last DOM change or request (ms), and where it is.
+    /// Whether the page is still: the document loaded, no fetch/XHR in flight, no navigation it
+    /// asked native for still undecided, how long since its last DOM change or request (ms), and
+    /// where it is.
     static let activity = #"""
     (() => { const s = window.__bridgedCheck && window.__bridgedCheck.state;
-      return { ready: document.readyState, pending: s ? s.pending : 0, quietMs: s ? performance.now() - s.last : 1e9, url: location.href }; })()
+      return { ready: document.readyState, pending: s ? s.pending : 0, deciding: s ? s.deciding : 0,
+               quietMs: s ? performance.now() - s.last : 1e9, url: location.href }; })()
     """#
 
     /// The HTTP status the main document answered (0: unknown), as the browser got it.

@@ -111,6 +111,10 @@ extension Daemon {
                                                           userAgent: tabUserAgent)
                     let contextId = await host.browserContextId(session: session) ?? ""
                     return .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
+                } catch BrowserError.closedWhileOpening where !root {
+                    // The web view went (its modal dismissed, say) before its tab was there:
+                    // nothing to report, the machine has forgotten it.
+                    return nil
                 } catch {
                     let reason: String
                     if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
