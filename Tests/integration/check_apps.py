@@ -15,6 +15,8 @@ path:
 - /dead/     a link to a page of the app whose server closes the connection without answering.
 - /site/     a classic multi-page site: a home page with 10 links (one target=_blank) to pages
              that link back home.
+- /later/    a link whose tap opens a page of the site in a new tab 150 ms later (window.open from
+             a timer): the tap's navigation comes after the tap, with nothing in between.
 - /turbo/    a Turbo Drive site (Turbo 7.1.0, put in hotwire_app/vendor by scripts/fetch-turbo.sh):
              a home page with links to nine pages; a tap is a Turbo visit (fetch, pushState,
              render) that never sends pwa-navigate.
@@ -126,6 +128,9 @@ SITE_HOME = """<!doctype html><html><head><title>Site</title></head><body>
 {links}
 </body></html>"""
 
+LATER = """<!doctype html><html><head><title>Later</title></head><body><h1>Later</h1>
+<a id="later" href="/site/p1.html" onclick="event.preventDefault(); setTimeout(() => window.open('/site/p1.html'), 150)">page 1, later</a>
+</body></html>"""
 SITE_PAGE = """<!doctype html><html><head><title>Page {n}</title></head><body><h1>Page {n}</h1><a href="/site/">home</a></body></html>"""
 
 TURBO_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
@@ -196,6 +201,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             links = "\n".join(
                 f'<p><a href="/site/p{n}.html"{" target=_blank" if n == 10 else ""}>page {n}</a></p>' for n in range(1, 11))
             return self.send(200, SITE_HOME.format(links=links))
+        if p == "/later/":
+            return self.send(200, LATER)
         if p.startswith("/site/p") and p.endswith(".html"):
             return self.send(200, SITE_PAGE.format(n=p[len("/site/p"):-len(".html")]))
         if p == "/turbo/turbo.js":

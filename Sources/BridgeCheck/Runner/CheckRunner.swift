@@ -288,6 +288,16 @@ public final class CheckRunner {
                 if let n = a["deciding"]?.intValue, n > 0 { why = "a navigation the page of \(w) asked native for is not decided yet"; continue }
                 if let q = a["quietMs"]?.doubleValue, q < quiet * 1000 { why = "the page of \(w) is still changing"; continue }
             }
+            // What the daemon did that no event has shown yet (a tab it opens for a navigation
+            // it stopped is announced once the tab is there): its stack, read again.
+            if let s = try ctl.soft({ try ctl.call("session.get", ["session": sid]) })?["stack"]?.arrayValue,
+               s.map({ $0["id"]?.stringValue ?? "" }) != stack.map({ $0["id"]?.stringValue ?? "" }) {
+                stack = s
+                log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page")))
+                lastEventAt = Date()
+                why = "the stack changed"
+                continue
+            }
             why = nil
             break
         }
@@ -360,19 +370,26 @@ public final class CheckRunner {
         func settled() throws {
             if let why = try settle() { failure = "the app did not settle within \(Int(options.timeout)) s (--timeout-s): \(why)" }
         }
+        /// The step's own action (a tap, a back) is activity too: what it starts (a navigation
+        /// Chromium reports some time after the tap) gets the stillness window to show.
+        func acted() { lastEventAt = Date() }
         do {
             switch s {
             case .click(let selector):
                 _ = try ctl.call("webview.click", ["session": sid, "webview": .string(top), "selector": .string(selector)])
+                acted()
                 try settled()
             case .type(let selector, let text):
                 _ = try ctl.call("webview.type", ["session": sid, "webview": .string(top), "selector": .string(selector), "text": .string(text)])
+                acted()
                 try settled()
             case .back:
                 try back()
+                acted()
                 try settled()
             case .navigate(let url):
                 _ = try ctl.call("navigation.navigateToUrl", ["session": sid, "url": .string(url)])
+                acted()
                 try settled()
             case .deeplink(let url):
                 do {
@@ -380,6 +397,7 @@ public final class CheckRunner {
                 } catch let e as ControllerClient.CallError where e.code == "unknown-method" {
                     _ = try ctl.call("navigation.navigateToUrl", ["session": sid, "url": .string(url)])
                 }
+                acted()
                 try settled()
             case .waitRendered:
                 try settled()
