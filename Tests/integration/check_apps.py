@@ -16,7 +16,9 @@ path:
 - /site/     a classic multi-page site: a home page with 10 links (one target=_blank) to pages
              that link back home.
 - /later/    a link whose tap opens a page of the site in a new tab 150 ms later (window.open from
-             a timer): the tap's navigation comes after the tap, with nothing in between.
+             a timer): the tap's navigation comes after the tap, with nothing in between; and a
+             target=_blank link whose window opens a second after the tap (a loaded machine's
+             Chromium reports a popup that late).
 - /turbo/    a Turbo Drive site (Turbo 7.1.0, put in hotwire_app/vendor by scripts/fetch-turbo.sh):
              a home page with links to nine pages; a tap is a Turbo visit (fetch, pushState,
              render) that never sends pwa-navigate.
@@ -130,6 +132,7 @@ SITE_HOME = """<!doctype html><html><head><title>Site</title></head><body>
 
 LATER = """<!doctype html><html><head><title>Later</title></head><body><h1>Later</h1>
 <a id="later" href="/site/p1.html" onclick="event.preventDefault(); setTimeout(() => window.open('/site/p1.html'), 150)">page 1, later</a>
+<a id="popup-later" href="/site/p2.html" target="_blank" onclick="event.preventDefault(); setTimeout(() => window.open('/site/p2.html'), 1000)">page 2, a second later</a>
 </body></html>"""
 SITE_PAGE = """<!doctype html><html><head><title>Page {n}</title></head><body><h1>Page {n}</h1><a href="/site/">home</a></body></html>"""
 

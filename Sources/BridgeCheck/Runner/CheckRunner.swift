@@ -287,6 +287,10 @@ public final class CheckRunner {
                 if let n = a["pending"]?.intValue, n > 0 { why = "\(n) fetch/XHR request\(n == 1 ? "" : "s") of \(w) still in flight"; continue }
                 if let n = a["deciding"]?.intValue, n > 0 { why = "a navigation the page of \(w) asked native for is not decided yet"; continue }
                 if let q = a["quietMs"]?.doubleValue, q < quiet * 1000 { why = "the page of \(w) is still changing"; continue }
+                // A window it opened becomes a web view on top once Chromium reports it, which can
+                // take a while on a loaded machine; one that never comes (a blocked popup) is
+                // waited for `openingMs` at most.
+                if let o = a["openingMs"]?.doubleValue, o < Double(options.openingMs) { why = "a window the page of \(w) opened has not appeared yet"; continue }
             }
             // What the daemon did that no event has shown yet (a tab it opens for a navigation
             // it stopped is announced once the tab is there): its stack, read again.

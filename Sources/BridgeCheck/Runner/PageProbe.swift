@@ -19,7 +19,7 @@ enum PageProbe {
       // Activity, for the checker's auto-wait: the last DOM change or request, the page's
       // fetch/XHR requests in flight, and the navigations it asked native for that the daemon
       // has not decided yet (`deciding`).
-      const state = { pending: 0, deciding: 0, last: now() };
+      const state = { pending: 0, deciding: 0, last: now(), opening: null };
       window.__bridgedCheck.state = state;
       new MutationObserver((rs) => { const n = rs.filter((r) => !hostOnly(r)).length; if (n) { state.last = now(); log.push({ k: "dom", t: now(), n }); } })
         .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
@@ -56,7 +56,15 @@ enum PageProbe {
         const off = el.closest("[data-turbo=false]");
         if (off) d += off === el ? '[data-turbo="false"]' : ` inside ${off.localName}[data-turbo="false"]`;
         tap = { d, t: now() };
+        // A link that opens another window: Chromium reports the window some time after the
+        // tap (the daemon then stacks a web view for it), the page itself showing nothing.
+        const target = (el.getAttribute("target") || "").toLowerCase();
+        if ((el.localName === "a" || el.localName === "area") && !["", "_self", "_top", "_parent"].includes(target)) state.opening = now();
       }, true);
+      if (typeof window.open === "function") {
+        const open = window.open;
+        window.open = function (...a) { state.opening = now(); return open.apply(this, a); };
+      }
       if (window.navigation && window.navigation.addEventListener) {
         navigation.addEventListener("navigate", (e) => {
           if (!e.destination || e.destination.sameDocument || e.navigationType === "reload" || e.navigationType === "traverse") return;
@@ -113,12 +121,14 @@ enum PageProbe {
     static let location = #"({url: location.href, title: document.title})"#
 
     /// Whether the page is still: the document loaded, no fetch/XHR in flight, no navigation it
-    /// asked native for still undecided, how long since its last DOM change or request (ms), and
-    /// where it is.
+    /// asked native for still undecided, how long since its last DOM change or request (ms), how
+    /// long since it last opened another window (`window.open`, a `target` link; ms), and where
+    /// it is.
     static let activity = #"""
     (() => { const s = window.__bridgedCheck && window.__bridgedCheck.state;
       return { ready: document.readyState, pending: s ? s.pending : 0, deciding: s ? s.deciding : 0,
-               quietMs: s ? performance.now() - s.last : 1e9, url: location.href }; })()
+               quietMs: s ? performance.now() - s.last : 1e9,
+               openingMs: s && s.opening !== null ? performance.now() - s.opening : 1e9, url: location.href }; })()
     """#
 
     /// The HTTP status the main document answered (0: unknown), as the browser got it.

@@ -28,6 +28,10 @@ public struct CheckOptions: Sendable {
     public static let defaultMaxScreenshots = 200
     /// How long the page must be still (no DOM change, no request, no event) after a step.
     public var stillnessMs: Int = 250
+    /// How long, after a page opened another window (`window.open`, a link with a `target`), the
+    /// app is not still while that page stays on top: the web view for the window has not been
+    /// stacked yet (Chromium reports the window some time after the tap).
+    public var openingMs: Int = 2000
 
     public init(url: String, steps: [Step]?, budgetMs: Int?, maxStates: Int, host: String, port: Int) {
         self.url = url
