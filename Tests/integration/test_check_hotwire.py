@@ -35,6 +35,26 @@ def hotwire(platform, *args):
     return ["--profile", "hotwire-native", "--platform", platform, *args]
 
 
+def check_hotwire_test_app(tmp_path, platform, steps, *args, env=None):
+    """`bridged check` of the hotwire-native tests' app (Tests/integration/hotwire_app/server.py,
+    on the path via hotwire_check_app) with its path configuration and the steps `steps(base)`
+    gives (lines of a steps file); returns (code, out, err)."""
+    import server as hotwire_app
+
+    server, base = hotwire_app.start()
+    try:
+        config = tmp_path / "path-configuration.json"
+        config.write_text(json.dumps(hotwire_app.PATH_CONFIGURATION))
+        steps_file = tmp_path / "steps.yaml"
+        steps_file.write_text("\n".join(steps(base)) + "\n")
+        p = subprocess.run([bridged_bin(), "check", base + "/", *hotwire(platform, "--path-configuration", str(config), *args),
+                            "--steps", str(steps_file)], capture_output=True, text=True, timeout=300, env=env)
+    finally:
+        server.shutdown()
+        server.server_close()
+    return p.returncode, p.stdout, p.stderr
+
+
 def findings(out):
     """BROKEN lines and their evidence, by rule."""
     by_rule, current = {}, None
@@ -230,28 +250,16 @@ def test_the_hotwire_test_apps_good_paths_pass_with_steps(platform, tmp_path):
     """The hotwire-native tests' app (Tests/integration/hotwire_app) on its good paths: advance
     and native back, replace, a modal form whose redirect dismisses the modal, a native screen,
     a GET redirect (Turbo's first visit superseded by the redirected one), a bridge component."""
-    import server as hotwire_app  # Tests/integration/hotwire_app/server.py (on the path via hotwire_check_app)
-
-    server, base = hotwire_app.start()
-    try:
-        config = tmp_path / "path-configuration.json"
-        config.write_text(json.dumps(hotwire_app.PATH_CONFIGURATION))
-        steps = tmp_path / "good.yaml"
-        steps.write_text("\n".join([
-            '- click: "#to-one"', f'- expect: {{url: "{base}/one", title: "One"}}', "- back",
-            f'- expect: {{url: "{base}/", title: "Home"}}',
-            '- click: "#to-one"', '- click: "#to-two-replace"', f'- expect: {{url: "{base}/two"}}', "- back",
-            '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
-            f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}', "- back",
-            '- click: "#to-numbers"', "- back",
-            '- click: "#to-one"', '- click: "#to-follow"', f'- expect: {{url: "{base}/redirected"}}',
-            '- click: "#to-bridge"', f'- expect: {{url: "{base}/bridge"}}',
-        ]) + "\n")
-        code, out, err = check(base + "/", *hotwire(platform, "--path-configuration", str(config), "--bridge-components", "form"),
-                               "--steps", str(steps))
-    finally:
-        server.shutdown()
-        server.server_close()
+    code, out, err = check_hotwire_test_app(tmp_path, platform, lambda base: [
+        '- click: "#to-one"', f'- expect: {{url: "{base}/one", title: "One"}}', "- back",
+        f'- expect: {{url: "{base}/", title: "Home"}}',
+        '- click: "#to-one"', '- click: "#to-two-replace"', f'- expect: {{url: "{base}/two"}}', "- back",
+        '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
+        f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}', "- back",
+        '- click: "#to-numbers"', "- back",
+        '- click: "#to-one"', '- click: "#to-follow"', f'- expect: {{url: "{base}/redirected"}}',
+        '- click: "#to-bridge"', f'- expect: {{url: "{base}/bridge"}}',
+    ], "--bridge-components", "form")
     assert code == 0, out + err
     assert out.splitlines()[-1].startswith("app-aware: 7 rules kept"), out
     rows = [l.split() for l in out.splitlines()]
@@ -276,26 +284,12 @@ def test_a_proposal_waiting_for_the_snapshot_of_the_screen_it_covers_is_waited_f
     push is the click's, from the screen the modal covered. (The checker once settled after
     250 ms of quiet and gave the push to the next step, from /items/1 to itself: CI's flake of
     the good paths on Android.)"""
-    import server as hotwire_app  # Tests/integration/hotwire_app/server.py (on the path via hotwire_check_app)
-
-    server, base = hotwire_app.start()
-    try:
-        config = tmp_path / "path-configuration.json"
-        config.write_text(json.dumps(hotwire_app.PATH_CONFIGURATION))
-        steps = tmp_path / "form.yaml"
-        steps.write_text("\n".join([
-            '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
-            f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}',
-        ]) + "\n")
-        slow = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_screenshot_chromium.py")
-        env = dict(os.environ, SLOW_SCREENSHOT_MS="1000")
-        p = subprocess.run([bridged_bin(), "check", base + "/", *hotwire("android", "--path-configuration", str(config)),
-                            "--steps", str(steps), "--chromium", slow], capture_output=True, text=True, timeout=300, env=env)
-    finally:
-        server.shutdown()
-        server.server_close()
-    out = p.stdout
-    assert p.returncode == 0, out + p.stderr
+    slow = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_screenshot_chromium.py")
+    code, out, err = check_hotwire_test_app(tmp_path, "android", lambda base: [
+        '- click: "#to-new"', f'- expect: {{url: "{base}/items/new"}}', '- click: "#submit"',
+        f'- expect: {{url: "{base}/items/1?title=Bread", title: "Item 1"}}',
+    ], "--chromium", slow, env=dict(os.environ, SLOW_SCREENSHOT_MS="1000"))
+    assert code == 0, out + err
     rows = [l.split() for l in out.splitlines()]
     assert any(r[:6] == ["1", "W2", "classic", "/", "→", "/items/new"] for r in rows), out
     assert any(r[:6] == ["3", "W1", "push", "/", "→", "/items/1?title=Bread"] and r[-1] == "ok" for r in rows), out
