@@ -83,10 +83,13 @@ async def page(url: str, cycles: int, workload: str = "navigation") -> int:
 
 
 def run(bridged: str, extra: list[str], pages: int, cycles: int, keep: str | None = None,
-        workload: str = "navigation") -> tuple[int, int]:
-    """(instructions, replies) of one daemon run under callgrind; the profile is moved to `keep`."""
+        workload: str = "navigation", cache_sim: bool = False) -> tuple[list[int], int]:
+    """(events, replies) of one daemon run under callgrind; the profile is moved to `keep`. The
+    events are the instructions, and with `cache_sim` callgrind's whole list (Ir Dr Dw I1mr D1mr
+    D1mw ILmr DLmr DLmw) with a 512 KiB last level, the size of an L2."""
     out = tempfile.NamedTemporaryFile(prefix="callgrind-", suffix=".out", delete=False).name
-    proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", bridged,
+    sim = ["--cache-sim=yes", "--LL=524288,8,64"] if cache_sim else []
+    proc = subprocess.Popen(["valgrind", "--tool=callgrind", *sim, f"--callgrind-out-file={out}", bridged,
                              "--port", "0", "--log-level", "warning", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
@@ -103,19 +106,19 @@ def run(bridged: str, extra: list[str], pages: int, cycles: int, keep: str | Non
     replies = asyncio.run(load())
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
-    m = re.search(r"Collected : (\d+)", err)
+    m = re.search(r"Collected : ([\d ]+)", err)
     if not m:
         raise RuntimeError(err[-2000:])
     if keep:
         shutil.move(out, keep)
     else:
         os.unlink(out)
-    return int(m.group(1)), replies
+    return [int(x) for x in m.group(1).split()], replies
 
 
-def inclusive(profile: str) -> dict[str, int]:
-    """Inclusive instructions per function of a callgrind profile."""
-    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", profile],
+def inclusive(profile: str, event: str = "Ir") -> dict[str, int]:
+    """Inclusive instructions (or another `event`) per function of a callgrind profile."""
+    text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", f"--show={event}", f"--sort={event}", profile],
                           capture_output=True, text=True, check=True).stdout
     costs: dict[str, int] = {}
     for line in text.splitlines():
@@ -163,6 +166,10 @@ def main() -> None:
                     help="a configuration to measure (repeatable; the first is the reference)")
     ap.add_argument("--pages", type=int, default=100)
     ap.add_argument("--cycles", type=int, default=20)
+    ap.add_argument("--base-cycles", type=int, default=0,
+                    help="cycles of the reference run (with 1,000 pages, 2: so that set-up and tear-down cancel)")
+    ap.add_argument("--cache-sim", action="store_true",
+                    help="also count misses of a simulated 512 KiB last-level cache (--LL=524288,8,64) per reply")
     ap.add_argument("--workload", choices=["navigation", "ping"], default="navigation",
                     help="navigation (above), or ping: as many `ping` requests per page as the navigation's replies")
     ap.add_argument("--rounds", type=int, default=1, help="measurements of each configuration, interleaved")
@@ -180,20 +187,28 @@ def main() -> None:
     else:
         configs = [("metrics off", args.bridged, ["--no-metrics"]), ("metrics on", args.bridged, [])]
     results: dict[str, list[float]] = {label: [] for label, _, _ in configs}
+    misses: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in configs}
     last: dict[str, tuple[str, str, int]] = {}
     for r in range(1, args.rounds + 1):
         for label, path, extra in configs:
             stem = os.path.join(args.keep, f"{re.sub(r'[^A-Za-z0-9_.-]', '_', label)}-r{r}") if args.keep else None
-            base_keep = f"{stem}-c0.out" if stem else None
+            base_keep = f"{stem}-c{args.base_cycles}.out" if stem else None
             keep = f"{stem}-c{args.cycles}.out" if stem else None
-            base_ir, base_replies = run(path, extra, args.pages, 0, base_keep, args.workload)
-            ir, replies = run(path, extra, args.pages, args.cycles, keep, args.workload)
+            base, base_replies = run(path, extra, args.pages, args.base_cycles, base_keep, args.workload, args.cache_sim)
+            ev, replies = run(path, extra, args.pages, args.cycles, keep, args.workload, args.cache_sim)
+            ir, base_ir = ev[0], base[0]
             per_reply = (ir - base_ir) / (replies - base_replies)
             results[label].append(per_reply)
             if stem:
                 last[label] = (base_keep, keep, replies - base_replies)
-            print(f"{label} (round {r}): {ir:,} - {base_ir:,} instructions over {replies - base_replies:,} replies"
-                  f" = {per_reply:,.0f} per reply", flush=True)
+            line = (f"{label} (round {r}): {ir:,} - {base_ir:,} instructions over {replies - base_replies:,} replies"
+                    f" = {per_reply:,.0f} per reply")
+            if args.cache_sim and len(ev) >= 9:
+                # Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+                d = [(a - b) / (replies - base_replies) for a, b in zip(ev, base)]
+                misses[label].append((d[7], d[8]))
+                line += f"; LL data misses per reply {d[7]:.1f} read + {d[8]:.1f} write, L1 data {d[4]:.1f} + {d[5]:.1f}"
+            print(line, flush=True)
 
     print()
     ref_label = configs[0][0]
@@ -203,6 +218,10 @@ def main() -> None:
         spread = f" (runs {', '.join(f'{x:,.0f}' for x in results[label])})" if args.rounds > 1 else ""
         rel = "" if label == ref_label else f", {med - ref:+,.0f} ({(med - ref) / ref * 100:+.2f} %) against {ref_label}"
         print(f"{label}: {med:,.0f} instructions per reply{spread}{rel}")
+        if misses[label]:
+            rd = statistics.median(m[0] for m in misses[label])
+            wr = statistics.median(m[1] for m in misses[label])
+            print(f"{label}: {rd:.1f} + {wr:.1f} last-level (512 KiB) data misses per reply (read + write)")
     if not args.run:
         off, on = ref, statistics.median(results["metrics on"])
         print(f"metrics cost {on - off:,.0f} instructions per reply ({(on - off) / off * 100:+.2f} %)")

@@ -35,6 +35,14 @@ struct HotwireShellOptions: ParsableArguments {
     /// checks them; a file that cannot be read or is not JSON is refused. The messages name the
     /// flags (`--platform needs "profile": "hotwire-native"`), not `session.create`'s params.
     func params(profile: String?) throws -> JSONObject {
+        // The flags given without the profile are named here, as the user typed them.
+        if profile == nil || profile == "astro" {
+            let given = [("--platform", platform), ("--path-configuration", pathConfiguration),
+                         ("--bridge-components", bridgeComponents)]
+            if let (flag, _) = given.first(where: { $0.1 != nil }) {
+                throw ValidationError("\(flag) needs --profile \(HotwireProfile.name)")
+            }
+        }
         var params = JSONObject()
         if let profile { params["profile"] = .string(profile) }
         if let platform { params["platform"] = .string(platform) }
@@ -62,11 +70,15 @@ struct HotwireShellOptions: ParsableArguments {
             _ = try HotwireProfile.parse(params)
             return params
         } catch {
-            throw ValidationError(error.message.replacingOccurrences(of: "'platform' needs", with: "--platform needs")
-                .replacingOccurrences(of: "'bridgeComponents' needs", with: "--bridge-components needs")
-                .replacingOccurrences(of: "'pathConfiguration' needs", with: "--path-configuration needs")
-                .replacingOccurrences(of: "'pathConfigurationUrl' needs", with: "--path-configuration needs")
-                .replacingOccurrences(of: "pathConfigurationUrl", with: "--path-configuration"))
+            // The library's message names session.create's params; say which flag it was.
+            switch error.param {
+            case "platform": throw ValidationError("--platform: \(error.message)")
+            case "pathConfiguration": throw ValidationError("--path-configuration \(pathConfiguration ?? ""): \(error.message)")
+            case "pathConfigurationUrl":
+                throw ValidationError("--path-configuration \(pathConfiguration ?? ""): not an http(s) URL with a host")
+            case "bridgeComponents": throw ValidationError("--bridge-components: \(error.message)")
+            default: throw ValidationError("--profile: \(error.message)")
+            }
         }
     }
 }

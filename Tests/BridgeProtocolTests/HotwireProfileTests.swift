@@ -21,28 +21,28 @@ import Testing
     }
 
     @Test(arguments: [
-        (["profile": "other"], "unknown profile \"other\": \"astro\" (the default) or \"hotwire-native\""),
-        (["profile": "astro", "platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\""),
-        (["platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\""),
-        (["profile": "hotwire-native", "platform": "web"], "platform must be \"ios\" or \"android\", not \"web\""),
-        (["profile": "hotwire-native", "pathConfiguration": [:]], "a path configuration needs 'rules'"),
+        (["profile": "other"], "unknown profile \"other\": \"astro\" (the default) or \"hotwire-native\"", nil),
+        (["profile": "astro", "platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\"", "platform"),
+        (["platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\"", "platform"),
+        (["profile": "hotwire-native", "platform": "web"], "platform must be \"ios\" or \"android\", not \"web\"", "platform"),
+        (["profile": "hotwire-native", "pathConfiguration": [:]], "a path configuration needs 'rules'", "pathConfiguration"),
         (["profile": "hotwire-native", "pathConfiguration": ["rules": []], "pathConfigurationUrl": "http://a/"],
-         "give pathConfiguration or pathConfigurationUrl, not both"),
+         "give pathConfiguration or pathConfigurationUrl, not both", "pathConfiguration"),
         (["profile": "hotwire-native", "pathConfigurationUrl": "file:///etc/passwd"],
-         "pathConfigurationUrl must be an http(s) URL, not \"file:///etc/passwd\""),
-        (["profile": "hotwire-native", "bridgeComponents": "form"], "bridgeComponents must be an array of names"),
+         "pathConfigurationUrl must be an http(s) URL, not \"file:///etc/passwd\"", "pathConfigurationUrl"),
+        (["profile": "hotwire-native", "bridgeComponents": "form"], "bridgeComponents must be an array of names", "bridgeComponents"),
         (["profile": "hotwire-native", "bridgeComponents": ["a b"]],
-         "bridge component \"a b\" is not a name (letters, digits, '-', '_'; at most 64 bytes)"),
-    ] as [(JSONObject, String)])
-    func refused(_ params: JSONObject, _ message: String) {
-        #expect(throws: HotwireConfigurationError(message)) { try HotwireProfile.parse(params) }
+         "bridge component \"a b\" is not a name (letters, digits, '-', '_'; at most 64 bytes)", "bridgeComponents"),
+    ] as [(JSONObject, String, String?)])
+    func refused(_ params: JSONObject, _ message: String, _ param: String?) {
+        #expect(throws: HotwireConfigurationError(message, param: param)) { try HotwireProfile.parse(params) }
     }
 
     @Test func componentLimit() throws {
         let names = (0..<HotwireProfile.maxComponents).map { JSONValue.string("c\($0)") }
         let p = try HotwireProfile.parse(["profile": "hotwire-native", "bridgeComponents": .array(names)])
         #expect(p?.components.count == 64)
-        #expect(throws: HotwireConfigurationError("65 bridge components: at most 64")) {
+        #expect(throws: HotwireConfigurationError("65 bridge components: at most 64", param: "bridgeComponents")) {
             try HotwireProfile.parse(["profile": "hotwire-native", "bridgeComponents": .array(names + ["x"])])
         }
     }

@@ -366,6 +366,60 @@ import Testing
         #expect(reply(10)?["result"]?["action"] == "swap")
     }
 
+    // MARK: The cached stack rewritten from its first changed item
+
+    /// Every stack a reply carries is the stack as `writeStack` writes it from the engine's items,
+    /// while `stackJSON` keeps the bytes of the placeholders at the bottom from the last writing:
+    /// pushes and swaps over placeholders, pops that uncover them, a placeholder replaced by
+    /// another in the same place, a web view between placeholders (nothing kept above it).
+    @Test func cachedStackKeepsOnlyUnchangedPlaceholders() throws {
+        var bridge = Bridge(configuration: BridgeConfiguration(), random: SeededRandom(seed: 11))
+        var page = ClientID(1)
+        bridge.connected(page, isLoopback: true, at: 0)
+        var checked = 0
+        var load: JSONValue?
+        func send(_ text: String) throws {
+            bridge.received(page, text: Array(text.utf8), at: 0)
+            for case .send(_, let bytes) in bridge.drainEffects() {
+                let frame = try JSONParser.parse(bytes)
+                #expect(frame["error"] == nil, "\(text): \(frame)")
+                if frame["event"] == "load" { load = frame["params"] }
+                guard let stack = frame["result"]?["stack"] else { continue }
+                let sid = try #require(bridge.sessionIDs.first)
+                var w = JSONWriter()
+                Bridge<SeededRandom>.writeStack(try #require(bridge.engine(of: sid)).stack, into: &w)
+                #expect(stack.serialized() == w.bytes, "\(text)")
+                checked += 1
+            }
+        }
+        try send(#"{"id":1,"method":"hello","params":{"protocol":1,"role":"page","url":"http://h/app/"}}"#)
+        var id = 2
+        func call(_ method: String, _ params: String = "{}") throws {
+            try send(#"{"id":"# + "\(id)" + #","method":""# + method + #"","params":"# + params + "}")
+            id += 1
+        }
+        for step in 1...4 {
+            try call("pwa-navigate", #"{"url":"http://h/app/#/"# + "\(step)" + #"","title":"t\"\u00e9"# + "\(step)" + #""}"#)
+            try call("pwa-rendered")
+        }
+        try call("back")  // swap: P4 goes, P1 P2 P3 stay
+        try call("pwa-navigate", #"{"url":"http://h/app/#/5"}"#)  // P5 where P4 was
+        try call("back")
+        try call("back")  // P1 P2 W1
+        try call("navigate", #"{"url":"http://h/other/"}"#)  // P1 P2 W1 W2; W1's page is sent to W2
+        let target = try #require(load)
+        page = ClientID(2)
+        bridge.connected(page, isLoopback: true, at: 0)
+        func json(_ v: JSONValue?) -> String { String(decoding: v?.serialized() ?? [], as: UTF8.self) }
+        let hello = #"{"protocol":1,"role":"page","session":"# + json(target["session"])
+            + #","webview":"W2","token":"# + json(target["token"]) + #","url":"http://h/other/"}"#
+        try call("hello", hello)
+        try call("pwa-navigate", #"{"url":"http://h/other/#/1"}"#)  // P1 P2 W1 P6 W2: nothing kept above W1
+        try call("pwa-navigate", #"{"url":"http://h/other/#/2"}"#)
+        for _ in 1...3 { try call("back") }  // swap, swap, then W2 popped: P1 P2 W1
+        #expect(checked >= 14)
+    }
+
     // MARK: Frame storage reused
 
     /// A frame goes into the storage of the last one once nothing else holds it (what

@@ -3,8 +3,8 @@
 `--chromium` (bridged check passes it on). It runs the real Chromium ($REAL_CHROMIUM, else
 `chromium` on PATH) with the same arguments and relays the DevTools pipe (fd 3: the daemon's
 commands, fd 4: Chromium's replies and events, NUL-terminated JSON) both ways, holding the
-reply to every `Page.captureScreenshot` back for $SLOW_SCREENSHOT_MS (default 1000) while the
-rest flows. Chromium dies with the relay (PR_SET_PDEATHSIG); the relay exits once Chromium
+reply to every `Page.captureScreenshot` (or to every command named in $SLOW_METHODS, comma
+separated) back for $SLOW_SCREENSHOT_MS (default 1000) while the rest flows. Chromium dies with the relay (PR_SET_PDEATHSIG); the relay exits once Chromium
 closed its end of the pipe, and ends Chromium when the daemon closes its end or signals it."""
 import ctypes
 import json
@@ -17,6 +17,7 @@ import threading
 import time
 
 DELAY = int(os.environ.get("SLOW_SCREENSHOT_MS", "1000")) / 1000
+SLOW = set((os.environ.get("SLOW_METHODS") or "Page.captureScreenshot").split(","))
 REAL = os.environ.get("REAL_CHROMIUM") or shutil.which("chromium") or "chromium"
 
 
@@ -59,7 +60,7 @@ def main():
         for frame in frames(daemon_in):
             try:
                 m = json.loads(frame)
-                if m.get("method") == "Page.captureScreenshot":
+                if m.get("method") in SLOW:
                     with lock:
                         screenshots.add((m.get("sessionId"), m.get("id")))
             except ValueError:

@@ -11,8 +11,8 @@ from conftest import bridged_bin, start_daemon
 APP = "http://127.0.0.1/app/"
 
 
-def run_cli(*args, timeout=120):
-    p = subprocess.run([bridged_bin(), *args], capture_output=True, text=True, timeout=timeout)
+def run_cli(*args, timeout=120, env=None):
+    p = subprocess.run([bridged_bin(), *args], capture_output=True, text=True, timeout=timeout, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -169,8 +169,8 @@ def app_server():
     d.stop()
 
 
-def check(*args, timeout=300):
-    return run_cli("check", *args, timeout=timeout)
+def check(*args, timeout=300, env=None):
+    return run_cli("check", *args, timeout=timeout, env=env)
 
 
 def broken_rules(out):
@@ -524,3 +524,17 @@ def test_a_dead_page_gives_load_failed(apps, tmp_path):
     assert code == 2, out + err
     # The browser's net error, from the session's webview.failed.
     assert f"the start page {apps.url}/dead/gone did not load in the browser: net::ERR_EMPTY_RESPONSE" in err
+
+
+@needs_chromium
+def test_a_dead_start_page_waits_for_the_daemons_net_error(apps):
+    """A loaded machine: the tab shows Chromium's error page a while before the daemon's
+    `webview.failed` names the net error (it is sent once the error page has loaded and the
+    network watch is off). Here that watch's `Network.disable` answers 2 s late
+    (slow_screenshot_chromium.py): the check still says the net error, not the generic "shows
+    its error page" it sees first (the cause of a loaded run's failure of the test above)."""
+    slow = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_screenshot_chromium.py")
+    env = dict(os.environ, SLOW_METHODS="Network.disable", SLOW_SCREENSHOT_MS="2000")
+    code, out, err = check(apps.url + "/dead/gone", "--timeout-s", "600", "--chromium", slow, env=env)
+    assert code == 2, out + err
+    assert f"the start page {apps.url}/dead/gone did not load in the browser: net::ERR_EMPTY_RESPONSE" in err, err

@@ -309,6 +309,9 @@ def test_the_adapter_messages_of_a_visit_a_form_and_an_error(shared_daemon, app,
     (["--profile", "bogus"], "bogus"),
     (["--profile", "hotwire-native", "--platform", "web"], '"ios" or "android"'),
     (["--profile", "hotwire-native", "--path-configuration", "/nonexistent/path-configuration.json"], "cannot be read"),
+    (["--profile", "hotwire-native", "--path-configuration", "http://"], "--path-configuration http://: not an http(s) URL"),
+    (["--profile", "hotwire-native", "--bridge-components", "a a!"], "--bridge-components: bridge component \"a!\" is not a name"),
+    (["--path-configuration", "x.json"], "--path-configuration needs --profile hotwire-native"),
 ])
 def test_bridged_open_refuses_bad_hotwire_options(args, says):
     from conftest import run_daemon_expect_exit

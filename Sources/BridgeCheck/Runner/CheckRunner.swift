@@ -213,12 +213,22 @@ public final class CheckRunner {
         // The root page connects once the tab loaded it; a tab that shows Chromium's own error
         // page (nothing answered, the connection closed, a TLS error) never will.
         let deadline = Date().addingTimeInterval(options.timeout)
+        // When the tab shows the error page, the daemon's `webview.failed` (with the net error)
+        // follows once that page has loaded: it is waited for a while before the generic reason.
+        var errorPageSince: Date?
         while Date() < deadline, !connected.contains("W1"), failed["W1"] == nil {
             try ctl.pump(min(0.5, max(0, deadline.timeIntervalSinceNow))) { connected.contains("W1") || failed["W1"] != nil }
-            if !connected.contains("W1"), failed["W1"] == nil,
+            if let since = errorPageSince {
+                if failed["W1"] == nil, Date().timeIntervalSince(since) >= options.errorPageGrace {
+                    failed["W1"] = "the browser shows its error page (nothing answered, the connection closed, or a TLS error)"
+                }
+            } else if !connected.contains("W1"), failed["W1"] == nil,
                let href = try ctl.soft({ try evaluate("W1", "location.href") })?.stringValue, href.hasPrefix("chrome-error:") {
-                failed["W1"] = "the browser shows its error page (nothing answered, the connection closed, or a TLS error)"
+                errorPageSince = Date()
             }
+        }
+        if failed["W1"] == nil, !connected.contains("W1"), errorPageSince != nil {
+            failed["W1"] = "the browser shows its error page (nothing answered, the connection closed, or a TLS error)"
         }
         if let reason = failed["W1"] {
             throw CheckCannotRun("the start page \(options.url) did not load in the browser: \(reason)")

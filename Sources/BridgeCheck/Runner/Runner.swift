@@ -32,6 +32,10 @@ public struct CheckOptions: Sendable {
     /// app is not still while that page stays on top: the web view for the window has not been
     /// stacked yet (Chromium reports the window some time after the tap).
     public var openingMs: Int = 2000
+    /// How long the start page may show the browser's error page before the check gives up
+    /// waiting for the daemon's `webview.failed` (which names the net error) and says so
+    /// without it (seconds; bounded by `timeout` too).
+    public var errorPageGrace: Double = 5
 
     public init(url: String, steps: [Step]?, budgetMs: Int?, maxStates: Int, host: String, port: Int) {
         self.url = url

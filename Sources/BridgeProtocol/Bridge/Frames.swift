@@ -82,12 +82,36 @@ extension Bridge {
     // MARK: Stacks and sessions as JSON
 
     /// The session's stack as JSON, cached until the engine changes.
+    ///
+    /// A changed stack is written again from its first item that is not a placeholder the cache
+    /// holds in the same place: a placeholder never changes and its id is never drawn again in
+    /// the session, so the bytes of the placeholders at the bottom of the stack are copied from
+    /// the cache instead of written from their items (each copied out of the stack with its
+    /// strings retained, and its url escaped again). A `pwa-navigate` or a back's swap changes the
+    /// top of a stack that is otherwise placeholders.
     mutating func stackJSON(_ s: inout Session) -> [UInt8] {
         let version = s.engine.version
         if s.stackCacheVersion == version { return s.stackCache }
         // Written in the scratch frame writer (idle between frames), then copied into the cache.
         var w = takeFrameWriter()
-        Self.writeStack(s.engine.stack, into: &w)
+        let stack = s.engine.stack
+        var kept = 0
+        let cached = min(s.stackCacheItems.count, stack.count)
+        while kept < cached, s.stackCacheItems[kept].id.kind == .placeholder, stack[kept].id == s.stackCacheItems[kept].id {
+            kept += 1
+        }
+        if kept > 0 {
+            let end = s.stackCacheItems[kept - 1].end
+            s.stackCache.withUnsafeBufferPointer { w.append(UnsafeBufferPointer(rebasing: $0[..<end])) }
+        } else {
+            w.beginArray()
+        }
+        while s.stackCacheItems.count > kept { s.stackCacheItems.removeLast() }
+        for i in kept..<stack.count {
+            let id = Self.writeStackItem(stack, i, into: &w)
+            s.stackCacheItems.append(StackCacheItem(id: id, end: w.byteCount))
+        }
+        w.endArray()
         w.withBytes { Self.overwrite(&s.stackCache, with: $0) }
         swap(&w, &frameWriter)
         s.stackCacheVersion = version
@@ -108,47 +132,51 @@ extension Bridge {
     }
 
     public static func writeStack(_ stack: [StackItem], into w: inout JSONWriter) {
-        // Every reply to pwa-navigate and back carries the stack: written from fixed fragments
-        // (same bytes as key-by-key writing; see FastJSON.swift).
         w.beginArray()
-        var first = true
-        // (By index: `for item in stack` copies each item, its strings retained and released.)
-        for i in stack.indices {
-            if !first { w.append(0x2C) }
-            first = false
-            switch stack[i] {
-            case .webview(let v):
-                w.appendRaw(#"{"id":"#)
-                w.appendQuotedID(v.id)
-                switch v.mode {
-                case .pwa: w.appendRaw(#","kind":"webview","mode":"pwa","url":"#)
-                case .classic: w.appendRaw(#","kind":"webview","mode":"classic","url":"#)
-                }
-                w.appendStringValue(v.url)
-                w.appendRaw(#","title":"#)
-                if let t = v.title { w.appendStringValue(t) } else { w.appendRaw("null") }
-                w.appendRaw(v.connected ? #","connected":true}"# : #","connected":false}"#)
-            case .placeholder(let p):
-                w.appendRaw(#"{"id":"#)
-                w.appendQuotedID(p.id)
-                w.appendRaw(#","kind":"placeholder","of":"#)
-                w.appendQuotedID(p.of)
-                w.appendRaw(#","url":"#)
-                w.appendStringValue(p.url)
-                if let t = p.title {
-                    w.appendRaw(#","title":"#)
-                    w.appendStringValue(t)
-                }
-                w.appendRaw("}")
-            case .native(let n):
-                w.appendRaw(#"{"id":"#)
-                w.appendQuotedID(n.id)
-                w.appendRaw(#","kind":"native","url":"#)
-                w.appendStringValue(n.url)
-                w.appendRaw("}")
-            }
-        }
+        for i in stack.indices { writeStackItem(stack, i, into: &w) }
         w.endArray()
+    }
+
+    /// Item `i` of `stack` (preceded by a comma after the first), written from fixed fragments
+    /// (same bytes as key-by-key writing; see FastJSON.swift); returns its id.
+    @discardableResult
+    static func writeStackItem(_ stack: [StackItem], _ i: Int, into w: inout JSONWriter) -> ItemID {
+        if i > 0 { w.append(0x2C) }
+        // (By index: `for item in stack` copied each item once more, its strings retained and released.)
+        switch stack[i] {
+        case .webview(let v):
+            w.appendRaw(#"{"id":"#)
+            w.appendQuotedID(v.id)
+            switch v.mode {
+            case .pwa: w.appendRaw(#","kind":"webview","mode":"pwa","url":"#)
+            case .classic: w.appendRaw(#","kind":"webview","mode":"classic","url":"#)
+            }
+            w.appendStringValue(v.url)
+            w.appendRaw(#","title":"#)
+            if let t = v.title { w.appendStringValue(t) } else { w.appendRaw("null") }
+            w.appendRaw(v.connected ? #","connected":true}"# : #","connected":false}"#)
+            return v.id
+        case .placeholder(let p):
+            w.appendRaw(#"{"id":"#)
+            w.appendQuotedID(p.id)
+            w.appendRaw(#","kind":"placeholder","of":"#)
+            w.appendQuotedID(p.of)
+            w.appendRaw(#","url":"#)
+            w.appendStringValue(p.url)
+            if let t = p.title {
+                w.appendRaw(#","title":"#)
+                w.appendStringValue(t)
+            }
+            w.appendRaw("}")
+            return p.id
+        case .native(let n):
+            w.appendRaw(#"{"id":"#)
+            w.appendQuotedID(n.id)
+            w.appendRaw(#","kind":"native","url":"#)
+            w.appendStringValue(n.url)
+            w.appendRaw("}")
+            return n.id
+        }
     }
 
     static func writeForeground(_ s: Session, into w: inout JSONWriter, now: Int64) {

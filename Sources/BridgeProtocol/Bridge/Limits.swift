@@ -20,7 +20,8 @@ extension Bridge {
         try checkURL(url, "url")
         try checkURL(title, "title")
         var adding = 2 * Session.itemOverhead + (url?.utf8.count ?? 0) + (title?.utf8.count ?? 0)
-        if let top = s.engine.top { adding += top.url.utf8.count + (top.webview?.title?.utf8.count ?? 0) }
+        // The top item again (never a placeholder: a stack does not end with one), read in place.
+        if let top = s.engine.stack.indices.last { adding += s.engine.stack[top].heldBytes - Session.itemOverhead }
         let held = s.heldBytes
         guard held + adding > configuration.maxSessionBytes else { return }
         throw ProtocolError(.limitExceeded, "session \(s.id) holds \(held) bytes of urls and titles; this would take it over --max-session-bytes (\(configuration.maxSessionBytes))")
@@ -52,14 +53,9 @@ extension Session {
     /// larger count of the two is taken).
     var heldBytes: Int {
         var engineBytes = 0
-        for item in engine.stack {
-            engineBytes += Session.itemOverhead + item.url.utf8.count
-            switch item {
-            case .webview(let w): engineBytes += w.title?.utf8.count ?? 0
-            case .placeholder(let p): engineBytes += p.title?.utf8.count ?? 0
-            case .native: break
-            }
-        }
+        // By index, reading counts only: `for item in engine.stack` copied every item (its url,
+        // title and token retained and released), a pwa-navigate's dearest part.
+        for i in engine.stack.indices { engineBytes += engine.stack[i].heldBytes }
         guard let tree else { return engineBytes }
         var treeBytes = 0
         var activeBytes = 0
@@ -71,5 +67,16 @@ extension Session {
             }
         }
         return treeBytes - activeBytes + max(activeBytes, engineBytes)
+    }
+}
+
+extension StackItem {
+    /// What the item counts towards `Session.heldBytes`: its url and title, plus `itemOverhead`.
+    var heldBytes: Int {
+        switch self {
+        case .webview(let w): Session.itemOverhead + w.url.utf8.count + (w.title?.utf8.count ?? 0)
+        case .placeholder(let p): Session.itemOverhead + p.url.utf8.count + (p.title?.utf8.count ?? 0)
+        case .native(let n): Session.itemOverhead + n.url.utf8.count
+        }
     }
 }

@@ -87,6 +87,9 @@ struct Session {
     /// The stack as JSON for `engine.version` (a cache: not part of the session's state).
     var stackCache: [UInt8] = []
     var stackCacheVersion: UInt64 = .max
+    /// Each item of the cached stack with the end of its bytes in `stackCache` (`stackJSON`
+    /// keeps the placeholders at the bottom when the stack changes).
+    var stackCacheItems: [StackCacheItem] = []
 
     init(id: String, serial: UInt64, engine: SessionEngine) {
         self.id = id
@@ -105,3 +108,8 @@ extension Session: Equatable {
     }
 }
 
+/// An item of `Session.stackCache`: its id and where its bytes end (after its `}`).
+struct StackCacheItem {
+    var id: ItemID
+    var end: Int
+}

@@ -66,6 +66,10 @@ public struct ItemID: Hashable, Sendable, Comparable, CustomStringConvertible {
     public static func < (lhs: ItemID, rhs: ItemID) -> Bool {
         (lhs.kind.rawValue, lhs.number) < (rhs.kind.rawValue, rhs.number)
     }
+    /// A session's pages are found by web view (`Session.pages`; see `NumberHash`).
+    @inlinable public func _rawHashValue(seed: Int) -> Int {
+        NumberHash.mix(UInt64(bitPattern: Int64(number)) << 2 | UInt64(kind.rawValue), seed: seed)
+    }
 }
 
 /// The one source of item ids of a session: the next number of each kind. The engine owns it

@@ -73,7 +73,14 @@ public struct HotwirePathProperties: Equatable, Sendable {
 /// Why a path configuration document was refused; nothing is kept from a refused document.
 public struct HotwireConfigurationError: Error, Equatable, Sendable, CustomStringConvertible {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// The `session.create` param at fault (`platform`, `pathConfiguration`,
+    /// `pathConfigurationUrl`, `bridgeComponents`), or `nil` for the profile itself or a
+    /// document parsed on its own: a front end (the CLI) names its own flag from it.
+    public var param: String?
+    public init(_ message: String, param: String? = nil) {
+        self.message = message
+        self.param = param
+    }
     public var description: String { message }
 }
 

@@ -31,7 +31,7 @@ public struct HotwireProfile: Equatable, Sendable {
     public static func parse(_ params: JSONObject) throws(HotwireConfigurationError) -> HotwireProfile? {
         guard let value = params["profile"], value.stringValue != "astro" else {
             for key in ["platform", "pathConfiguration", "pathConfigurationUrl", "bridgeComponents"] where params[key] != nil {
-                throw HotwireConfigurationError("'\(key)' needs \"profile\": \"\(name)\"")
+                throw HotwireConfigurationError("'\(key)' needs \"profile\": \"\(name)\"", param: key)
             }
             return nil
         }
@@ -41,34 +41,38 @@ public struct HotwireProfile: Equatable, Sendable {
         var profile = HotwireProfile()
         if let p = params["platform"] {
             guard let text = p.stringValue, let platform = HotwirePlatform(rawValue: text) else {
-                throw HotwireConfigurationError("platform must be \"ios\" or \"android\", not \(p.jsonString)")
+                throw HotwireConfigurationError("platform must be \"ios\" or \"android\", not \(p.jsonString)", param: "platform")
             }
             profile.platform = platform
         }
         if params["pathConfiguration"] != nil && params["pathConfigurationUrl"] != nil {
-            throw HotwireConfigurationError("give pathConfiguration or pathConfigurationUrl, not both")
+            throw HotwireConfigurationError("give pathConfiguration or pathConfigurationUrl, not both", param: "pathConfiguration")
         }
         if let document = params["pathConfiguration"] {
-            profile.configuration = try HotwirePathConfiguration(json: document)
+            do {
+                profile.configuration = try HotwirePathConfiguration(json: document)
+            } catch {
+                throw HotwireConfigurationError(error.message, param: "pathConfiguration")
+            }
         }
         if let u = params["pathConfigurationUrl"] {
             guard let url = u.stringValue, let parsed = try? RouteURL.parse(url),
                   parsed.scheme == "http" || parsed.scheme == "https", parsed.origin != nil else {
-                throw HotwireConfigurationError("pathConfigurationUrl must be an http(s) URL, not \(u.jsonString)")
+                throw HotwireConfigurationError("pathConfigurationUrl must be an http(s) URL, not \(u.jsonString)", param: "pathConfigurationUrl")
             }
             profile.configurationURL = url
         }
         if let list = params["bridgeComponents"] {
             guard case .array(let items) = list else {
-                throw HotwireConfigurationError("bridgeComponents must be an array of names")
+                throw HotwireConfigurationError("bridgeComponents must be an array of names", param: "bridgeComponents")
             }
             guard items.count <= maxComponents else {
-                throw HotwireConfigurationError("\(items.count) bridge components: at most \(maxComponents)")
+                throw HotwireConfigurationError("\(items.count) bridge components: at most \(maxComponents)", param: "bridgeComponents")
             }
             for item in items {
                 guard let n = item.stringValue, HotwireUserAgent.isValidComponentName(n) else {
                     throw HotwireConfigurationError(
-                        "bridge component \(item.jsonString) is not a name (letters, digits, '-', '_'; at most 64 bytes)")
+                        "bridge component \(item.jsonString) is not a name (letters, digits, '-', '_'; at most 64 bytes)", param: "bridgeComponents")
                 }
                 if !profile.components.contains(n) { profile.components.append(n) }
             }
