@@ -198,12 +198,12 @@ extension Bridge {
     mutating func handleRequest(_ client: ClientID, _ requester: Requester, id: Int64, method: BridgeMethod?, name: String, params: JSONObject, now: Int64) {
         let p = Params(params)
         switch requester {
-        case .page(let sid, let webview, let hint):
+        case .page(let webview, let serial, let hint):
             do throws(ProtocolError) {
-                let found: Void? = try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
+                let found: Void? = try withPageSession(of: client, serial: serial, hint: hint) { (b, s) throws(ProtocolError) in
                     try b.pageRequest(client, id: id, method: method, name: name, p, session: &s, webview: webview, now: now)
                 }
-                if found == nil { throw unknownSession(sid) }
+                if found == nil { throw unknownSession(clients[client]?.pageSession ?? "") }
             } catch {
                 sendError(client, id: id, error)
             }
@@ -237,12 +237,12 @@ extension Bridge {
     }
 
     mutating func handleEvent(_ client: ClientID, _ requester: Requester, name: String, params: JSONObject, now: Int64) {
-        guard case .page(let sid, let webview, let hint) = requester else {
+        guard case .page(let webview, let serial, let hint) = requester else {
             // Events before hello are ignored; controllers send none.
             return
         }
         do throws(ProtocolError) {
-            try withSession(sid, hint: hint, of: client) { (b, s) throws(ProtocolError) in
+            try withPageSession(of: client, serial: serial, hint: hint) { (b, s) throws(ProtocolError) in
                 try b.pageEvent(client, name: name, Params(params), session: &s, webview: webview, now: now)
             }
         } catch {
@@ -252,10 +252,12 @@ extension Bridge {
 }
 
 /// What `handleRequest` takes out of a client's record: everything but a controller's record,
-/// and for a page the slot its session was last found in (`Client.sessionSlot`).
+/// and for a page, instead of its session's id (a string, retained and released with every
+/// copy), the slot its session was last found in and that session's serial
+/// (`Client.sessionSlot`, `Client.sessionSerial`).
 enum Requester {
     case fresh
-    case page(session: String, webview: ItemID, slotHint: Int)
+    case page(webview: ItemID, serial: UInt64, slotHint: Int)
     case detached(session: String, webview: ItemID, why: String)
     case controller(observer: Bool)
 }
@@ -264,7 +266,7 @@ extension Client {
     var requester: Requester {
         switch role {
         case .fresh: .fresh
-        case .page(let sid, let webview): .page(session: sid, webview: webview, slotHint: sessionSlot)
+        case .page(_, let webview): .page(webview: webview, serial: sessionSerial, slotHint: sessionSlot)
         case .detached(let sid, let webview, let why): .detached(session: sid, webview: webview, why: why)
         case .controller(let info): .controller(observer: info.observer)
         }
@@ -286,13 +288,22 @@ extension Bridge {
         return try body(&self, &slot.session)
     }
 
-    /// `withSession` for a page's requests and events: the session is looked for first in slot
-    /// `hint` (where it was found for the page's last message), which spares hashing its id
-    /// (≈ 440 instructions); when it is not there, the slot found is remembered for the next.
-    @discardableResult
-    mutating func withSession<R, E: Error>(_ sid: String, hint: Int, of client: ClientID, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
-        guard let i = sessions.slot(of: sid, hint: hint) else { return nil }
-        if i != hint { clients[client]?.sessionSlot = i }
+    /// `withSession` for the session of page `client`: looked for first in slot `hint` (where it
+    /// was found for the page's last message), there when the slot holds the session of serial
+    /// `serial` (serials are never reused), which spares hashing its id (≈ 440 instructions) and
+    /// reading it; else found by the id its role names, and the slot and serial remembered for
+    /// the next message.
+    @discardableResult @inline(__always)
+    mutating func withPageSession<R, E: Error>(of client: ClientID, serial: UInt64, hint: Int, _ body: (inout Self, inout Session) throws(E) -> R) throws(E) -> R? {
+        let i: Int
+        if sessions.holds(serial: serial, at: hint) {
+            i = hint
+        } else {
+            guard let sid = clients[client]?.pageSession, let found = sessions.slot(of: sid) else { return nil }
+            i = found
+            clients[client]?.sessionSlot = found
+            clients[client]?.sessionSerial = sessions.serial(at: found)
+        }
         let slot = sessions.take(i)
         defer { sessions.put(slot, at: i) }
         return try body(&self, &slot.session)

@@ -6,10 +6,16 @@ struct Client: Equatable {
     var role: Role
     /// Opened by a page of a non-loopback origin (BridgeObserver.swift).
     var foreignOrigin = false
-    /// A page's session's slot position in the `SessionTable` when last found (-1: not yet), a
-    /// hint that spares hashing the session id per request (`withSession(_:hint:of:)`). Not
-    /// state: not compared.
+    /// A page's session's slot position in the `SessionTable` when last found (-1: not yet), and
+    /// that session's serial (0: none): a hint that spares hashing the session id per request
+    /// (`withPageSession`). Not state: not compared.
     var sessionSlot = -1
+    var sessionSerial: UInt64 = 0
+
+    /// The id of a page's session (nil when the client is not a page).
+    var pageSession: String? {
+        if case .page(let sid, _) = role { sid } else { nil }
+    }
 
     static func == (a: Client, b: Client) -> Bool {
         a.isLoopback == b.isLoopback && a.origin == b.origin && a.role == b.role && a.foreignOrigin == b.foreignOrigin

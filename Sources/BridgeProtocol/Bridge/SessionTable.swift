@@ -34,12 +34,14 @@ struct SessionTable {
     /// The position of a session's slot, for `take` and `put`.
     func slot(of sid: String) -> Int? { slotByID[sid] }
 
-    /// The position of session `sid`'s slot: `hint` when the session is there (no hashing of
-    /// the id; a hint from an earlier lookup may be stale or -1), else looked up.
-    func slot(of sid: String, hint: Int) -> Int? {
-        if hint >= 0, hint < slots.count, let slot = slots[hint], slot.session.id == sid { return hint }
-        return slotByID[sid]
+    /// Whether slot `i` holds the session of serial `serial` (a hint from an earlier lookup may
+    /// be stale or -1): no hashing, no id read.
+    func holds(serial: UInt64, at i: Int) -> Bool {
+        i >= 0 && i < slots.count && slots[i]?.session.serial == serial
     }
+
+    /// The serial of the session in slot `i`, which holds one.
+    func serial(at i: Int) -> UInt64 { slots[i]!.session.serial }
 
     /// Takes slot `i` out of the table (its position stays reserved until `put`): a slot no copy
     /// of the table shares, so its session can be changed in place.
