@@ -2,7 +2,7 @@
 """Browser sessions, measured (docs/PERFORMANCE.md, "Browser sessions").
 
     python3 Benchmarks/browser_sessions.py [--bridged .build/release/bridged] [--rounds 3]
-        [--sessions 20] [--webviews 5] [--classic-rounds 7] [--settle 0.5] [--only NAME,...]
+        [--sessions 20] [--webviews 5] [--classic-rounds 7] [--settle 2] [--only NAME,...]
         [-- DAEMON ARGS...]
 
 Prints, from one run (the machine is shared: compare the ratios, measured side by side, more
@@ -16,7 +16,8 @@ closing); and the seed scenario driven by a harness with its own Chromium and /b
 (Tests/integration/browser_support.py, what the project's browser tests do) against the same
 scenario in a browser session over the controller protocol, both counting their browser's
 start (the browser session in a daemon of its own, counted from the daemon's start) and both
-with their Chromium already running. Arguments after `--` go to the daemons.
+with their Chromium already running, each of those after SETTLE idle seconds. Arguments after
+`--` go to the daemons.
 `--only` runs a part: create, classic, snapshot, memory, many, seed.
 """
 import argparse
@@ -305,12 +306,18 @@ async def main(args):
             chromium = find_chromium()
             harness, launches, session_times, cold_times = [], [], [], []
             for _ in range(args.rounds):
+                # Each part starts on an idle machine (SETTLE seconds): what the previous part
+                # left going (a Chromium exiting, a closed session's renderers, a spare tab being
+                # made) would otherwise be counted in the next one.
+                await asyncio.sleep(args.settle)
                 scenario, launch = await harness_seed(d, chromium)
                 harness.append(scenario)
                 launches.append(scenario + launch)
+                await asyncio.sleep(args.settle)
                 t0 = now()
                 await browser_seed(c, base)
                 session_times.append(now() - t0)
+                await asyncio.sleep(args.settle)
                 # Counted from the daemon's start: whatever it starts ahead (Chromium) counts.
                 t0 = now()
                 fresh = conftest.start_daemon("--static", DEMO, *args.daemon_args)
@@ -348,7 +355,7 @@ if __name__ == "__main__":
     p.add_argument("--sessions", type=int, default=20)
     p.add_argument("--webviews", type=int, default=5)
     p.add_argument("--classic-rounds", type=int, default=7, help="plain load / classic navigation pairs")
-    p.add_argument("--settle", type=float, default=2.0, help="seconds idle before each of those")
+    p.add_argument("--settle", type=float, default=2.0, help="seconds idle before each plain load, classic navigation and seed scenario")
     p.add_argument("--only", default="create,classic,snapshot,memory,many,seed")
     p.add_argument("daemon_args", nargs="*", help="after --: arguments for the daemons")
     a = p.parse_args()

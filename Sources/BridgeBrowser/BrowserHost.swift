@@ -92,6 +92,11 @@ public actor BrowserHost {
     }
     private var freeContext: FreeContext?
     private var makingFreeContext: Task<Void, Never>?
+    /// The context ahead is wanted and waits for the browser to be quiet
+    /// (`options.contextAheadQuietSeconds` without a web view's tab opening or reporting).
+    private var freeContextWaiting: Task<Void, Never>?
+    /// When a web view's tab last opened or reported an event (`DispatchTime` nanoseconds).
+    private var lastTabActivity: UInt64 = 0
     /// Counts the tabs opened (`Tab.order`).
     private var tabsOpened = 0
     /// session → its spare tab, ready.
@@ -208,9 +213,12 @@ public actor BrowserHost {
     /// The browser context made ahead for the next session and its tab's target id (once the
     /// one being made, if any, is ready or failed); nil when there is none.
     public func contextAhead() async -> (context: String, target: String)? {
+        if let waiting = freeContextWaiting { await waiting.value }
         if let making = makingFreeContext { await making.value }
         return freeContext.map { ($0.id, $0.spare.targetId) }
     }
+    /// Whether the context ahead is wanted and waits for the browser to be quiet.
+    public var contextAheadWaits: Bool { freeContextWaiting != nil }
     /// Tabs asked to close whose end Chromium has not reported yet.
     public var closingTabCount: Int { closing.count }
     public var sessionCount: Int { contexts.count }
@@ -277,6 +285,8 @@ public actor BrowserHost {
     public func shutdown() async {
         shuttingDown = true
         defer { shuttingDown = false }
+        freeContextWaiting?.cancel()
+        freeContextWaiting = nil
         if let starting { _ = try? await starting.value }
         if let b = browser {
             // Closing the browser closes every context and tab at once.
@@ -368,6 +378,7 @@ public actor BrowserHost {
     public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false,
                         userAgent: (@Sendable (String) -> String)? = nil) async throws -> String {
         let key = TabKey(session, webview)
+        lastTabActivity = DispatchTime.now().uptimeNanoseconds
         opening[key, default: 0] += 1
         defer {
             opening[key]! -= 1
@@ -577,9 +588,23 @@ public actor BrowserHost {
         }
     }
 
-    /// Starts making a browser context with its spare tab for the next session, unless there
-    /// is one or one is being made.
+    /// Makes a browser context with its spare tab for the next session, unless there is one or
+    /// one is being made or waited for: once no web view's tab has opened or reported anything
+    /// for `options.contextAheadQuietSeconds` (the pages the user waits for come first).
     private func makeFreeContext() {
+        guard options.spareTabs, !shuttingDown, freeContext == nil, makingFreeContext == nil, freeContextWaiting == nil, browser != nil else { return }
+        freeContextWaiting = Task { await self.makeFreeContextWhenQuiet() }
+    }
+
+    private func makeFreeContextWhenQuiet() async {
+        let quiet = UInt64(max(0, options.contextAheadQuietSeconds) * 1_000_000_000)
+        while true {
+            let since = DispatchTime.now().uptimeNanoseconds &- lastTabActivity
+            if since >= quiet || shuttingDown || browser == nil { break }
+            try? await Task.sleep(nanoseconds: quiet - since)
+            if Task.isCancelled { return }
+        }
+        freeContextWaiting = nil
         guard options.spareTabs, !shuttingDown, freeContext == nil, makingFreeContext == nil, let b = browser else { return }
         makingFreeContext = Task { await self.buildFreeContext(b) }
     }
@@ -870,6 +895,7 @@ public actor BrowserHost {
 
     private func handleTabEvent(_ event: CDPEvent, key: TabKey, tab: Tab, cdp: CDPConnection) async {
         let t = options.callTimeoutSeconds
+        lastTabActivity = DispatchTime.now().uptimeNanoseconds
         switch event.method {
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.stringValue == tab.targetId else { return }

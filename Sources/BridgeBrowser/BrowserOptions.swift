@@ -37,6 +37,11 @@ public struct BrowserOptions: Sendable {
     public var spareTabsSetting: Bool?
     /// Whether sessions keep a spare tab: `spareTabsSetting`, by default on without `devtools`.
     public var spareTabs: Bool { spareTabsSetting ?? !devtools }
+    /// The context made ahead for the next session (with spare tabs) waits until no web view's
+    /// page has opened or reported anything for this long: made while a session's pages load,
+    /// its renderer's start competed with them for the machine's cores (docs/BROWSER.md,
+    /// "Spare tabs"; docs/PERFORMANCE.md, "the cold start").
+    public var contextAheadQuietSeconds: Double = 0.3
 
     public init() {}
 

@@ -78,7 +78,11 @@ final class ChromiumProcess: @unchecked Sendable {
             // Tabs in the background keep running (a tab below the top is still a live page).
             "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
             "--disable-backgrounding-occluded-windows",
-        ] + extra + ["about:blank"]
+            // No first tab: every tab is made in a session's own context, and the default
+            // context's about:blank only started a renderer that competed with Chromium's own
+            // start (docs/PERFORMANCE.md, "Browser sessions": the cold start).
+            "--no-startup-window",
+        ] + extra
     }
 
     /// Finds `name` on PATH (or checks it when it contains a slash); nil when not executable.

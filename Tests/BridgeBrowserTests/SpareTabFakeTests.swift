@@ -122,6 +122,22 @@ import Testing
         await host.shutdown()
     }
 
+    /// The context ahead waits until no web view's tab has opened or reported anything for
+    /// `contextAheadQuietSeconds` (its renderer's start would compete with the pages loading);
+    /// a session created meanwhile gets a context of its own at once.
+    @Test func theContextAheadWaitsForAQuietBrowser() async throws {
+        let host = makeHost { $0.contextAheadQuietSeconds = 3600 }
+        try await host.createSession("s1")
+        #expect(try await host.openTab(session: "s1", webview: .webview(1), url: "http://app.test/a", script: "w1", root: true) == "T1")
+        try await loaded("S-T1")
+        #expect(await host.spareTargetId(session: "s1") == "T2")
+        #expect(await host.contextAheadWaits)
+        #expect(chromium.commands.all.filter { $0.method == "Target.createBrowserContext" }.count == 1, "the session's only")
+        #expect(try await host.createSession("s2") == "C2")
+        await host.shutdown()
+        #expect(await !host.contextAheadWaits)
+    }
+
     @Test func theNextSessionTakesTheContextAheadAndItsTab() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
