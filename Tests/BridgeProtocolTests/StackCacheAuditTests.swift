@@ -14,7 +14,9 @@ import Testing
 ///   of the engine's items. The sequences mix pages (pwa-navigate, back, navigate, history
 ///   claims of covered web views), controllers (`navigation.*`, `session.get`, sessions closed
 ///   and created, subscribed to and not: a session nobody watches writes no stack between two
-///   replies) and, routed, router actions and tabs.
+///   replies) and, routed, router actions and tabs; and, on hotwire-native browser sessions
+///   (the browser played by the test), Turbo's proposals, visits, redirects, failures, modals
+///   and native screens.
 @Suite struct StackCacheAuditTests {
     // MARK: Hashes of daemon-numbered keys
 
@@ -78,6 +80,18 @@ import Testing
         #expect(run.keptBottoms > 10, "seed \(seed): \(run.keptBottoms) stacks with placeholders at the bottom kept")
         #expect(run.historyCuts + run.swaps > 0, "seed \(seed): no swap and no history cut")
     }
+
+    /// The same on hotwire-native browser sessions (the browser played by the test): their
+    /// placeholders are drawn for the navigator's screens and kept for a screen while it stays
+    /// covered (`HotwireState.items`), and their stacks are adopted whole from the navigator.
+    @Test(arguments: 1...6 as ClosedRange<UInt64>)
+    func hotwireStacksMatchAFreshWriting(_ seed: UInt64) {
+        var run = Lockstep(seed: seed, routed: false, hotwire: true)
+        for _ in 0..<600 where !run.failed { run.step() }
+        guard !run.failed else { return }
+        #expect(run.stacksCarried > 30, "seed \(seed): \(run.stacksCarried) stacks carried")
+        #expect(run.keptBottoms > 10, "seed \(seed): \(run.keptBottoms) stacks with placeholders at the bottom")
+    }
 }
 
 extension Bridge {
@@ -101,6 +115,9 @@ private struct Lockstep {
     var reference: Bridge<SeededRandom>
     var rng: SeededRandom
     let routed: Bool
+    /// hotwire-native browser sessions; the test answers their host work.
+    let hotwire: Bool
+    var work: [HostWork] = []
     var now: Int64 = 1_000_000
     var nextClient: UInt64 = 1
     var pages: [ClientID] = []
@@ -118,8 +135,9 @@ private struct Lockstep {
     /// Set at the first difference (the run stops there, with one issue).
     var failed = false
 
-    init(seed: UInt64, routed: Bool) {
+    init(seed: UInt64, routed: Bool, hotwire: Bool = false) {
         self.routed = routed
+        self.hotwire = hotwire
         rng = SeededRandom(seed: seed &* 7919)
         var configuration = BridgeConfiguration(engine: EngineConfiguration(foregroundTimeoutMs: 200, maxStackDepth: 24))
         configuration.maxSessions = 4
@@ -145,6 +163,7 @@ private struct Lockstep {
     }
 
     mutating func step() {
+        if hotwire { return hotwireStep() }
         switch rng.next() % 20 {
         case 0:  // a new page that starts a session
             guard bridge.sessionCount < 3 else { return pageStep() }
@@ -226,6 +245,83 @@ private struct Lockstep {
         }
         nextID += 1
         send(controller, JSONValue.object(["id": .int(nextID), "method": .string(method), "params": .object(params)]).jsonString)
+    }
+
+    mutating func hotwireURL() -> String {
+        let n = rng.next() % 12
+        return pick(["http://h/\(n)", "http://h/\(n)", "http://h/items/new", "http://h/numbers", "http://h/\(n)?q=\"é\"",
+                     "http://other.example/\(n)"])
+    }
+
+    mutating func hotwireStep() {
+        switch rng.next() % 16 {
+        case 0:
+            guard bridge.sessionCount < 2 else { return hotwireStep() }
+            nextID += 1
+            send(controller, JSONValue.object(["id": .int(nextID), "method": "session.create", "params": [
+                "url": "http://h/", "browser": true, "profile": "hotwire-native", "platform": .string(pick(["ios", "android"])),
+                "pathConfiguration": ["rules": [
+                    ["patterns": ["/new$"], "properties": ["context": "modal"]],
+                    ["patterns": ["/numbers$"], "properties": ["view_controller": "numbers", "uri": "hotwire://fragment/numbers"]],
+                ]],
+            ]]).jsonString)
+        case 1, 2, 3, 4:  // the browser answers
+            guard !work.isEmpty else { return hotwirePage() }
+            let w = work.remove(at: Int(rng.next() % UInt64(work.count)))
+            switch w {
+            case .openTab(let sid, let webview, _, let token, _, _):
+                claims.append((sid, webview.description, token))
+                apply(.host(.tabOpened(session: sid, webview: webview, targetId: "T\(webview.number)", browserContextId: "C")))
+            case .takeSnapshot(let sid, let webview):
+                apply(.host(.snapshotTaken(session: sid, webview: webview, image: chance(6) ? nil : [0xFF, UInt8(rng.next() % 256)])))
+            case .fetchPathConfiguration(let sid, _, let url):
+                apply(.host(.pathConfigurationFetched(session: sid, url: url, .failed("offline"))))
+            default:
+                break
+            }
+        case 5:  // a page claims a web view
+            guard !claims.isEmpty else { return hotwirePage() }
+            let claim = pick(claims)
+            let c = connect()
+            send(c, JSONValue.object(["id": 1, "method": "hello", "params": [
+                "protocol": 1, "role": "page", "session": .string(claim.session), "webview": .string(claim.webview),
+                "token": .string(claim.token), "url": .string(hotwireURL())]]).jsonString)
+        case 6, 7:
+            let sessions = bridge.sessionIDs
+            guard !sessions.isEmpty else { return hotwirePage() }
+            var params: JSONObject = ["session": .string(pick(sessions))]
+            let method = pick(["navigation.back", "navigation.back", "navigation.navigateToUrl", "session.get", "session.subscribe",
+                               "session.unsubscribe"])
+            if method == "navigation.navigateToUrl" { params["url"] = .string(hotwireURL()) }
+            nextID += 1
+            send(controller, JSONValue.object(["id": .int(nextID), "method": .string(method), "params": .object(params)]).jsonString)
+        case 8:
+            advance(ms: Int64(rng.next() % 300))
+        default:
+            hotwirePage()
+        }
+    }
+
+    mutating func hotwirePage() {
+        guard !pages.isEmpty else { return advance(ms: 1) }
+        let c = pick(pages)
+        let name = pick(["visitProposed", "visitProposed", "visitProposed", "visitCompleted", "pageLoaded", "visitStarted",
+                         "visitRendered", "visitRequestFailed", "formSubmissionFinished", "pageInvalidated"])
+        var data: JSONObject = [:]
+        switch name {
+        case "visitProposed":
+            data = ["location": .string(hotwireURL()), "options": ["action": .string(pick(["advance", "advance", "replace", "restore"]))]]
+        case "visitCompleted", "pageLoaded":
+            data = ["restorationIdentifier": .string("r\(rng.next() % 5)")]
+        case "visitStarted":
+            data = ["location": .string(hotwireURL()), "identifier": .string("v\(rng.next() % 5)")]
+        case "visitRequestFailed":
+            data = ["statusCode": 404]
+        default:
+            break
+        }
+        send(c, JSONValue.object(["event": "hotwire.message", "params": [
+            "name": .string(name), "data": .object(data), "location": .string(hotwireURL())]]).jsonString)
     }
 
     mutating func connect() -> ClientID {
@@ -314,8 +410,9 @@ private struct Lockstep {
                 timers[key] = now + Int64(ms) * 1000
             case .cancel(let key):
                 timers[key] = nil
-            case .host:
-                break
+            case .host(let w):
+                work.append(w)
+                if work.count > 32 { work.removeFirst() }
             }
         }
         return closed
