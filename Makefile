@@ -95,8 +95,10 @@ bench: bench-build
 #                  per request, a refused frame leaves the whole Bridge equal to a copy taken
 #                  before it, nothing sent after a close, well-formed stacks and timers, what a
 #                  subscribed observer hears, bounded sessions and stacks, every session within
-#                  --max-session-bytes. `swift test` replays its seed corpus through the same
-#                  file (BridgeFuzzReplayTests).
+#                  --max-session-bytes, every stack stackJSON would send equal to writeStack of
+#                  the engine's items (first byte with bit 1: an observer without stack.changed,
+#                  so the cached stack meets changes it did not write). `swift test` replays its
+#                  seed corpus through the same file (BridgeFuzzReplayTests).
 # Seeds are in Fuzz/corpus/NAME (kept small); what a run finds goes to .build-fuzz/corpus/NAME,
 # and a failing input to .build-fuzz/artifacts/NAME-crash-… (replay: .build-fuzz/fuzz-NAME FILE).
 # FUZZ_SECONDS per target (default 60). Measured on the 2-core VM: the build takes 1.3 min of CPU

@@ -39,6 +39,11 @@
 ///   top item and its timer is the only one scheduled for the session; a web view is `connected`
 ///   exactly when a page speaks for it, and that page's role names it; no page waits on a web
 ///   view that is on no stack (with a router: in no stack of the tree);
+/// - the stack as JSON is the engine's stack: the bytes `stackJSON` would send for every session
+///   now (on a copy of the Bridge) equal `writeStack` of its engine's items; a cache valid for
+///   the engine's version holds those bytes; and every placeholder the cache keeps the bytes of
+///   (`Session.stackCacheItems`) that lies in the same place of the stack now is written as it
+///   was (`stackJSON` copies those bytes instead of writing them again);
 /// - what a subscribed observer hears is consistent: only controller events, each with its
 ///   session; `session.created` once; `foreground.shown` and `foreground.removed` alternate;
 ///   no session closes with a foreground up; its sessions are the daemon's;
@@ -46,7 +51,10 @@
 /// - at the end a fresh controller's `session.list` answers and lists the daemon's sessions.
 ///
 /// An input whose first byte is odd runs with a routing configuration (`router`): router
-/// methods, deep links, tabs, drawer and modal, and the one back, mixed in.
+/// methods, deep links, tabs, drawer and modal, and the one back, mixed in. One whose first byte
+/// has bit 1 set (`quiet`) has an observer that hears every event but `stack.changed`: a session
+/// nobody else watches then writes its stack only for replies that carry it, so the placeholders
+/// `stackJSON` keeps from its last writing meet stacks changed several times in between.
 enum BridgeFuzz {
     /// Limits small enough for the scripts to reach: `someURL` makes urls of up to 4 KiB, so
     /// some are over `maxURLBytes`, and a few long ones fill a session to `maxSessionBytes`
@@ -99,7 +107,7 @@ enum BridgeFuzz {
     @discardableResult
     static func run(_ bytes: UnsafeRawBufferPointer) -> Reach {
         var script = Script(bytes: bytes)
-        var driver = Driver(seed: UInt64(bytes.count), routed: (bytes.first ?? 0) & 1 == 1)
+        var driver = Driver(seed: UInt64(bytes.count), routed: (bytes.first ?? 0) & 1 == 1, quiet: (bytes.first ?? 0) & 2 == 2)
         while !script.atEnd && driver.reach.steps < 400 {
             driver.step(&script)
             driver.reach.steps += 1
@@ -161,14 +169,17 @@ struct Driver {
     var foregroundUp: [String: Bool] = [:]
     var reach = BridgeFuzz.Reach()
 
-    init(seed: UInt64, routed: Bool) {
+    init(seed: UInt64, routed: Bool, quiet: Bool = false) {
         self.routed = routed
         bridge = Bridge(configuration: BridgeFuzz.configuration, router: routed ? BridgeFuzz.router : nil,
                         random: SeededRandom(seed: seed &+ 1))
         bridge.apply(.connected(observer, isLoopback: true), at: now)
         perform(sender: nil, frame: [])
+        let events = Self.controllerEvents.subtracting(["stack.changed"]).sorted().map { JSONValue.string($0) }
+        let subscribe = quiet ? JSONValue.object(["id": 2, "method": "session.subscribe", "params": ["events": .array(events)]]).jsonString
+            : #"{"id":2,"method":"session.subscribe"}"#
         for (id, text) in [(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#),
-                           (2, #"{"id":2,"method":"session.subscribe"}"#)] {
+                           (2, subscribe)] {
             owed[observer, default: []].append(.int(Int64(id)))
             bridge.apply(.frame(observer, text: Array(text.utf8)), at: now)
             let (reply, _) = perform(sender: observer, frame: Array(text.utf8))
@@ -469,9 +480,45 @@ struct Driver {
                 fuzzFailure("\(sid): a page for \(w), on no stack: \(what)")
             }
         }
+        for s in b.sessions.all {
+            if let problem = Self.stackCacheProblem(b, s) { fuzzFailure("\(s.id): \(problem): \(what)") }
+        }
         if Set(timers.keys) != liveTimers {
             fuzzFailure("timers \(timers.keys.sorted { $0.description < $1.description }) for foregrounds \(liveTimers): \(what)")
         }
+    }
+
+    /// What is wrong with session `s`'s stack as JSON (see the type's comment), or nil. The
+    /// cached bytes are the only place a stack is not written from the engine's items, so a
+    /// stale cache shows here after the step that made it stale, whether or not it was sent.
+    static func stackCacheProblem(_ b: Bridge<SeededRandom>, _ s: Session) -> String? {
+        let stack = s.engine.stack
+        var fresh = JSONWriter()
+        Bridge<SeededRandom>.writeStack(stack, into: &fresh)
+        let expected = fresh.bytes
+        func text(_ bytes: some Collection<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+        if s.stackCacheVersion == s.engine.version, s.stackCache != expected {
+            return "cached stack \(text(s.stackCache)) for version \(s.engine.version), the engine's items write \(text(expected))"
+        }
+        var start = 1  // after `[`
+        for (i, kept) in s.stackCacheItems.enumerated() {
+            defer { start = kept.end }
+            guard kept.end >= start, kept.end <= s.stackCache.count else {
+                return "cached item \(i) (\(kept.id)) ends at \(kept.end), outside \(start)...\(s.stackCache.count)"
+            }
+            guard kept.id.kind == .placeholder, i < stack.count, stack[i].id == kept.id else { continue }
+            var w = JSONWriter()
+            Bridge<SeededRandom>.writeStackItem(stack, i, into: &w)
+            if !s.stackCache[start..<kept.end].elementsEqual(w.bytes) {
+                return "cached bytes of \(kept.id) at \(i) \(text(s.stackCache[start..<kept.end])), the engine's item writes \(text(w.bytes))"
+            }
+        }
+        var copy = b
+        let sent = copy.withSession(s.id) { b, s in b.stackJSON(&s) }
+        if sent != expected {
+            return "stackJSON gives \(text(sent ?? [])), the engine's items write \(text(expected))"
+        }
+        return nil
     }
 
     /// The snapshot rule and the replies owed (see the type's comment).

@@ -31,11 +31,12 @@ import Testing
         #expect(reach.steps >= 3, "\(name): \(reach.steps) steps")
     }
 
-    /// A script of `count` bytes from a fixed generator; routed when `seed` is odd.
+    /// A script of `count` bytes from a fixed generator; routed when `seed` is odd, with the
+    /// quiet observer (no `stack.changed`) when its bit 1 is set.
     static func script(_ seed: UInt64, count: Int = 24_000) -> [UInt8] {
         var rng = SeededRandom(seed: seed)
         var bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-        bytes[0] = UInt8(seed & 1)
+        bytes[0] = UInt8(seed & 3)
         return bytes
     }
 
