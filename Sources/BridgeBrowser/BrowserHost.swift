@@ -992,8 +992,13 @@ public actor BrowserHost {
             if tab.watchingNetwork, tab.documentRequest != nil {
                 // The root's first page (or Chromium's error page for it) has loaded.
                 tabs[key]?.watchingNetwork = false
-                do { _ = try await cdp.call("Network.disable", session: tab.cdpSession, timeout: t) } catch {
-                    debug("\(tab.session) \(tab.webview): Network.disable: \(error)")
+                // Not awaited: the browser's later events (this load's failure, the spare tab it
+                // starts) do not wait for the answer; a network event that still comes is ignored.
+                let (s, debug, label) = (tab.cdpSession, debug, "\(tab.session) \(tab.webview)")
+                Task {
+                    do { _ = try await cdp.call("Network.disable", session: s, timeout: t) } catch {
+                        debug("\(label): Network.disable: \(error)")
+                    }
                 }
             }
             if let failed = tab.failedLoad {

@@ -4,7 +4,8 @@
 `chromium` on PATH) with the same arguments and relays the DevTools pipe (fd 3: the daemon's
 commands, fd 4: Chromium's replies and events, NUL-terminated JSON) both ways, holding the
 reply to every `Page.captureScreenshot` (or to every command named in $SLOW_METHODS, comma
-separated) back for $SLOW_SCREENSHOT_MS (default 1000) while the rest flows. Chromium dies with the relay (PR_SET_PDEATHSIG); the relay exits once Chromium
+separated, and every event so named) back for $SLOW_SCREENSHOT_MS (default 1000) while the rest
+flows. Chromium dies with the relay (PR_SET_PDEATHSIG); the relay exits once Chromium
 closed its end of the pipe, and ends Chromium when the daemon closes its end or signals it."""
 import ctypes
 import json
@@ -73,10 +74,11 @@ def main():
             try:
                 m = json.loads(frame)
                 key = (m.get("sessionId"), m.get("id"))
+                event = m.get("method")
             except ValueError:
-                key = None
+                key = event = None
             with lock:
-                slow = key in screenshots
+                slow = key in screenshots or event in SLOW
                 screenshots.discard(key)
             if slow:
                 threading.Timer(DELAY, write, (daemon_out, frame + b"\0")).start()
