@@ -6,10 +6,10 @@ import Testing
 ///
 /// - the cheap hashes of daemon-numbered keys (`NumberHash`) agree with `==` for every field `==`
 ///   compares, and use the table's seed;
-/// - a Bridge whose stack caches are kept (the placeholders at the bottom copied from the last
-///   writing, the serial hint of a page's session) answers every input of seeded random
+/// - a Bridge whose caches are kept (the placeholders at the bottom copied from the last
+///   writing, the slot and serial hint of a page's session) answers every input of seeded random
 ///   sequences with the same effects, byte for byte, and ends in the same state as a Bridge whose
-///   caches are dropped before every input (every stack written from the engine's items, as
+///   caches and hints are dropped before every input (every stack written from the engine's items, as
 ///   `writeStack` does); and at every step the stack `stackJSON` would send equals `writeStack`
 ///   of the engine's items. The sequences mix pages (pwa-navigate, back, navigate, history
 ///   claims of covered web views), controllers (`navigation.*`, `session.get`, sessions closed
@@ -69,6 +69,39 @@ import Testing
         }
     }
 
+    // MARK: A page's session found by serial in the hinted slot
+
+    /// A page waiting on a web view of an inactive tab keeps its role when its session closes
+    /// (the engine closes the pages of its own stack only). Its next messages find the hinted
+    /// slot holding another session, made after it: that session's serial is not the page's,
+    /// so the page is answered `unknown-session` and the new session does not change (a hint
+    /// taken on the slot alone would run its `pwa-navigate` on the new session's W1).
+    @Test func aPageOfAClosedSessionNeverReachesTheNextSessionInItsSlot() throws {
+        var h = BridgeHarness(router: BridgeFuzz.router)
+        let ctl = h.controller(subscribeAll: true)
+        let created = h.request(ctl, "session.create", ["url": "http://h/app/home"])["result"]
+        let sid = try #require(created?["session"]?.stringValue)
+        let token = try #require(created?["token"]?.stringValue)
+        let first = h.claimed(sid, "W1", token, url: "http://h/app/home")
+        #expect(h.request(first.client, "ping")["result"] != nil)  // the hint is taken
+        #expect(h.request(ctl, "router.selectTab", ["session": .string(sid), "tab": "search"])["result"] != nil)
+        let waiting = h.claimed(sid, "W1", token, url: "http://h/app/home")
+        #expect(h.request(waiting.client, "ping")["result"] != nil)  // its hint: the session's slot and serial
+        let slot = try #require(h.bridge.clients[waiting.client]?.sessionSlot)
+        #expect(h.request(ctl, "session.close", ["session": .string(sid)])["result"] != nil)
+        let next = try #require(h.request(ctl, "session.create", ["url": "http://h/app/home"])["result"]?["session"]?.stringValue)
+        #expect(h.bridge.sessions.slot(of: next) == slot, "the new session takes the freed slot")
+        #expect(h.bridge.clients[waiting.client]?.role == .page(session: sid, webview: .webview(1)))
+        let before = try #require(h.bridge.sessions[next])
+        for method in ["ping", "pwa-navigate", "back", "navigate"] {
+            let reply = h.request(waiting.client, method, ["url": "http://h/app/x"])
+            #expect(reply["error"]?["code"] == "unknown-session", "\(method): \(reply)")
+            #expect(reply["error"]?["message"] == .string("no session \"\(sid)\""))
+        }
+        h.event(waiting.client, "pwa-navigate", ["url": "http://h/app/y"])
+        #expect(h.bridge.sessions[next] == before, "the session in the page's old slot changed")
+    }
+
     // MARK: The cached stack against a fresh writing
 
     @Test(arguments: 1...8 as ClosedRange<UInt64>)
@@ -96,8 +129,13 @@ import Testing
 
 extension Bridge {
     /// Drops every session's cached stack (the bytes, their version, the kept placeholders):
-    /// the next stack is written from the engine's items.
+    /// the next stack is written from the engine's items; and every page's hint of its
+    /// session's slot and serial: the next message finds its session by the id its role names.
     mutating func forgetStackCaches() {
+        for c in Array(clients.keys) {
+            clients[c]?.sessionSlot = -1
+            clients[c]?.sessionSerial = 0
+        }
         for sid in sessionIDs {
             withSession(sid) { _, s in
                 s.stackCache = []

@@ -15,7 +15,12 @@ public struct ClientID: Hashable, Sendable, Comparable, CustomStringConvertible 
 /// Dictionaries and sets call `_rawHashValue(seed:)`, the requirement of `Hashable` that
 /// `hash(into:)` normally feeds; equal keys still hash equal, and the per-table seed still
 /// varies the order. These numbers are not chosen by peers (a peer names an item, but the
-/// daemon draws the ids), so no peer can pick keys that collide.
+/// daemon draws the ids), so no peer can pick keys that collide. That is the whole defence: the
+/// seed is no secret (a native table's is its storage address, not the per-process random key
+/// SipHash adds) and the mix is invertible, so a table that ever holds keys a peer chose (an
+/// `ItemID` parsed from a frame and inserted without being checked against the session's own,
+/// a `ClientID` from the wire) would be open to flooding. Today every parsed id is only looked
+/// up, or inserted after it was found among the session's (`claim` in Handshake.swift).
 @usableFromInline
 enum NumberHash {
     @inlinable @inline(__always)
