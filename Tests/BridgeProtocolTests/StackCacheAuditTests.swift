@@ -91,7 +91,13 @@ import Testing
         #expect(h.request(ctl, "session.close", ["session": .string(sid)])["result"] != nil)
         let next = try #require(h.request(ctl, "session.create", ["url": "http://h/app/home"])["result"]?["session"]?.stringValue)
         #expect(h.bridge.sessions.slot(of: next) == slot, "the new session takes the freed slot")
-        #expect(h.bridge.clients[waiting.client]?.role == .page(session: sid, webview: .webview(1)))
+        #expect(h.bridge.clients[waiting.client]?.role == .detached(session: sid, webview: .webview(1), why: "its session was closed"))
+        #expect(h.closed[waiting.client] == 1000)
+        // `session.close` now closes such a page too; before, its role kept naming the closed
+        // session. A page in that state (its hint still the slot and serial) is made by hand:
+        // it must not reach the session now in that slot.
+        h.bridge.clients[waiting.client]?.role = .page(session: sid, webview: .webview(1))
+        h.closed[waiting.client] = nil
         let before = try #require(h.bridge.sessions[next])
         for method in ["ping", "pwa-navigate", "back", "navigate"] {
             let reply = h.request(waiting.client, method, ["url": "http://h/app/x"])
@@ -100,6 +106,27 @@ import Testing
         }
         h.event(waiting.client, "pwa-navigate", ["url": "http://h/app/y"])
         #expect(h.bridge.sessions[next] == before, "the session in the page's old slot changed")
+    }
+
+    /// `session.close`: every page of the session gets `closed` and is closed with 1000, the
+    /// page of a web view in an inactive tab (not on the engine's stack) too.
+    @Test func closingASessionClosesThePagesOfItsInactiveTabs() throws {
+        var h = BridgeHarness(router: BridgeFuzz.router)
+        let ctl = h.controller(subscribeAll: true)
+        let created = h.request(ctl, "session.create", ["url": "http://h/app/home"])["result"]
+        let sid = try #require(created?["session"]?.stringValue)
+        let token = try #require(created?["token"]?.stringValue)
+        let active = h.claimed(sid, "W1", token, url: "http://h/app/home")
+        #expect(h.request(ctl, "router.selectTab", ["session": .string(sid), "tab": "search"])["result"] != nil)
+        let inactive = h.claimed(sid, "W1", token, url: "http://h/app/home")
+        #expect(h.bridge.sessions[sid]?.engine.webView(.webview(1)) == nil, "W1 is not on the active stack")
+        #expect(h.closed[active.client] == 1000, "the older claim was replaced")
+        h.inbox[inactive.client] = []
+        #expect(h.request(ctl, "session.close", ["session": .string(sid)])["result"] != nil)
+        let told = h.inbox[inactive.client, default: []].filter { $0["event"] == "closed" }
+        #expect(told.map { $0["params"]?["reason"] } == [.string("session-closed")])
+        #expect(h.closed[inactive.client] == 1000)
+        #expect(h.bridge.clients[inactive.client]?.role == .detached(session: sid, webview: .webview(1), why: "its session was closed"))
     }
 
     // MARK: The cached stack against a fresh writing

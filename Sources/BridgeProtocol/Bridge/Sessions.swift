@@ -209,7 +209,16 @@ extension Bridge {
     /// Closes a session: pages told and closed, subscribers told, everything forgotten.
     mutating func closeSession(_ sid: String, reason: String, now: Int64) {
         withSession(sid) { b, s in
-            b.run(&s, .close(reason: reason == "closed" ? "session-closed" : reason), cause: BridgeMethod.sessionClose.name, now: now)
+            let pageReason = reason == "closed" ? "session-closed" : reason
+            b.run(&s, .close(reason: pageReason), cause: BridgeMethod.sessionClose.name, now: now)
+            // The engine closed the pages of its stack; the pages of the tree's other stacks
+            // (web views of inactive tabs) are told and closed the same way.
+            for (webview, client) in s.pages.sorted(by: { $0.key < $1.key }) {
+                s.pages[webview] = nil
+                b.clients[client]?.role = .detached(session: s.id, webview: webview, why: "its session was closed")
+                b.sendEvent(client, "closed") { w in w.key("reason"); w.string(pageReason) }
+                b.effects.append(.close(client, code: 1000, reason: ""))
+            }
             b.emit(&s, "session.closed") { w in w.key("reason"); w.string(reason) }
         }
         guard let s = sessions.remove(sid) else { return }
