@@ -216,13 +216,10 @@ public final class CheckRunner {
         // When the tab shows the error page, the daemon's `webview.failed` (with the net error)
         // follows once that page has loaded: it is waited for a while before the generic reason.
         var errorPageSince: Date?
-        while Date() < deadline, !connected.contains("W1"), failed["W1"] == nil {
+        while Date() < deadline, !connected.contains("W1"), failed["W1"] == nil,
+              errorPageSince.map({ Date().timeIntervalSince($0) < options.errorPageGrace }) ?? true {
             try ctl.pump(min(0.5, max(0, deadline.timeIntervalSinceNow))) { connected.contains("W1") || failed["W1"] != nil }
-            if let since = errorPageSince {
-                if failed["W1"] == nil, Date().timeIntervalSince(since) >= options.errorPageGrace {
-                    failed["W1"] = "the browser shows its error page (nothing answered, the connection closed, or a TLS error)"
-                }
-            } else if !connected.contains("W1"), failed["W1"] == nil,
+            if errorPageSince == nil, !connected.contains("W1"), failed["W1"] == nil,
                let href = try ctl.soft({ try evaluate("W1", "location.href") })?.stringValue, href.hasPrefix("chrome-error:") {
                 errorPageSince = Date()
             }

@@ -174,11 +174,7 @@ extension Bridge {
         }
         // Web views removed from stacks other than the active one: their pages go too.
         for id in removed where id.kind == .webview && !oldStackIDs.contains(id) {
-            if let client = s.pages.removeValue(forKey: id) {
-                clients[client]?.role = .detached(session: s.id, webview: id, why: "its web view was removed")
-                sendEvent(client, "closed") { w in w.key("reason"); w.string("popped") }
-                effects.append(.close(client, code: 1000, reason: ""))
-            }
+            closePageOutsideTheStack(&s, webview: id, reason: "popped", why: "its web view was removed")
             s.webTokens[id] = nil
             emit(&s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
             if s.isBrowser { browserObserve(&s, .webviewClosed(webview: id)) }

@@ -213,11 +213,8 @@ extension Bridge {
             b.run(&s, .close(reason: pageReason), cause: BridgeMethod.sessionClose.name, now: now)
             // The engine closed the pages of its stack; the pages of the tree's other stacks
             // (web views of inactive tabs) are told and closed the same way.
-            for (webview, client) in s.pages.sorted(by: { $0.key < $1.key }) {
-                s.pages[webview] = nil
-                b.clients[client]?.role = .detached(session: s.id, webview: webview, why: "its session was closed")
-                b.sendEvent(client, "closed") { w in w.key("reason"); w.string(pageReason) }
-                b.effects.append(.close(client, code: 1000, reason: ""))
+            for webview in s.pages.keys.sorted() {
+                b.closePageOutsideTheStack(&s, webview: webview, reason: pageReason, why: "its session was closed")
             }
             b.emit(&s, "session.closed") { w in w.key("reason"); w.string(reason) }
         }
@@ -227,6 +224,16 @@ extension Bridge {
         for sub in s.subscribers {
             modifyController(sub.client) { info in info.sessions.remove(sid) }
         }
+    }
+
+    /// Tells the page of `webview`, a web view the engine's stack does not hold (another stack
+    /// of the tree), that it is gone (`closed {reason}`) and closes it with 1000, as the engine
+    /// does for the pages of its stack (`SessionEffect.closePage`).
+    mutating func closePageOutsideTheStack(_ s: inout Session, webview: ItemID, reason: String, why: String) {
+        guard let client = s.pages.removeValue(forKey: webview) else { return }
+        clients[client]?.role = .detached(session: s.id, webview: webview, why: why)
+        sendEvent(client, "closed") { w in w.key("reason"); w.string(reason) }
+        effects.append(.close(client, code: 1000, reason: ""))
     }
 
     /// Marks the session idle when no page and no controller holds it (the sweep discards it
