@@ -21,6 +21,9 @@ public actor BrowserHost {
         /// through the request interception; a POST override is applied to it.
         var ownLoadPending = true
         var ownLoadPost: NavigationRequest?
+        /// A spare's injected client being added while its own load starts: that load's
+        /// document request is let through once it is in place (failed when it could not be).
+        var clientReady: CDPPendingReply?
         /// The last navigation type the main frame started (`historyDifferentDocument`, …).
         var lastNavigationType: String?
         /// The page asked for the navigation that starts next (`Page.frameRequestedNavigation`:
@@ -412,31 +415,59 @@ public actor BrowserHost {
                 throw BrowserError.browser("web view \(webview) already has a tab")
             }
             register(key, Tab(session: session, webview: webview, targetId: spare.targetId, cdpSession: spare.cdpSession), url: url, post: post)
+            let s = spare.cdpSession
+            // The injected client and the load start together: the client is sent first, so
+            // Chromium hands it to the spare's renderer before the load begins (once a load
+            // has begun, calls for the renderer wait until its document commits). A fetched
+            // url's document request waits at the interception until the client is in place
+            // (`clientReady`), so the page's first document runs it; an unfetched one (data:)
+            // waits for it here.
+            let client = script.map { clientCall(b, cdpSession: s, script: $0) }
+            // In front, as a new tab opens (the spare was made in the background).
+            let front = b.cdp.start("Page.bringToFront", session: s, timeout: t)
             do {
-                let s = spare.cdpSession
-                // In front, as a new tab opens (the spare was made in the background).
-                async let front = b.cdp.call("Page.bringToFront", session: s, timeout: t)
                 if spare.userAgent != tabUserAgent {
+                    // Before the load: its document request carries it.
                     _ = try await b.cdp.call("Emulation.setUserAgentOverride", userAgentParams(tabUserAgent), session: s, timeout: t)
                 }
-                try await inject(b, cdpSession: s, script: script)
-                _ = try await front
+                if let client {
+                    if tabs[key]?.ownLoadPending == true {
+                        tabs[key]?.clientReady = client
+                    } else {
+                        _ = try await client.value
+                    }
+                }
             } catch {
-                // The spare is not there any more (its renderer died, say): a new tab instead,
-                // unless the web view was closed meanwhile.
-                await closeTabNow(session: session, webview: webview)
-                if closedWhileOpening.contains(key) { throw BrowserError.closedWhileOpening("\(session) \(webview)") }
-                return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
+                return try await replaceDeadSpare(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
             }
+            var loadError: (any Error)?
             do {
-                try await load(b, cdpSession: spare.cdpSession, url: url, root: root)
+                try await load(b, cdpSession: s, url: url, root: root)
             } catch {
-                await closeTabNow(session: session, webview: webview)
-                throw error
+                loadError = error
             }
+            // The client could not be added (its document request was failed, not let
+            // through): the spare is not there any more.
+            if let client, (try? await client.value) == nil {
+                return try await replaceDeadSpare(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
+            }
+            if let loadError {
+                await closeTabNow(session: session, webview: webview)
+                throw loadError
+            }
+            _ = try? await front.value
             return spare.targetId
         }
         return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
+    }
+
+    /// The spare taken for `key` is not there any more (its renderer died, say): a new tab
+    /// instead, unless the web view was closed meanwhile.
+    private func replaceDeadSpare(_ b: Browser, key: TabKey, context: String, url: String, script: String?, post: NavigationRequest?,
+                                  root: Bool, userAgent: String) async throws -> String {
+        await closeTabNow(session: key.session, webview: key.webview)
+        if closedWhileOpening.contains(key) { throw BrowserError.closedWhileOpening("\(key.session) \(key.webview)") }
+        return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: userAgent)
     }
 
     private func userAgentParams(_ userAgent: String) -> JSONObject {
@@ -481,7 +512,12 @@ public actor BrowserHost {
     /// current one, which skips it unless it has an http(s) origin).
     private func inject(_ b: Browser, cdpSession s: String, script: String?) async throws {
         guard let script else { return }
-        _ = try await b.cdp.call("Page.addScriptToEvaluateOnNewDocument", ["source": .string(script), "runImmediately": true], session: s, timeout: options.callTimeoutSeconds)
+        _ = try await clientCall(b, cdpSession: s, script: script).value
+    }
+
+    /// The call that adds the injected client, sent now.
+    private func clientCall(_ b: Browser, cdpSession s: String, script: String) -> CDPPendingReply {
+        b.cdp.start("Page.addScriptToEvaluateOnNewDocument", ["source": .string(script), "runImmediately": true], session: s, timeout: options.callTimeoutSeconds)
     }
 
     /// A new tab in `context`, dressed, loading `url`.
@@ -942,6 +978,19 @@ public actor BrowserHost {
                     var headers = request?["headers"]?.objectValue ?? JSONObject()
                     for (name, value) in post.headers { headers[name] = .string(value) }
                     params["headers"] = .array(headers.map { .object(["name": .string($0.key), "value": $0.value]) })
+                }
+                if let client = tab.clientReady {
+                    // Not before the page's client is in place; meanwhile other events go on.
+                    tabs[key]?.clientReady = nil
+                    let s = tab.cdpSession
+                    Task {
+                        if (try? await client.value) == nil {
+                            _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: s, timeout: t)
+                        } else {
+                            _ = try? await cdp.call("Fetch.continueRequest", params, session: s, timeout: t)
+                        }
+                    }
+                    return
                 }
                 _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
                 return

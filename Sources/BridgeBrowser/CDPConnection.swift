@@ -73,7 +73,8 @@ final class CDPConnection: @unchecked Sendable {
     private let transport: any CDPTransport
     private let lock = NSLock()
     private var nextId: Int64 = 1
-    private var pending: [Int64: CheckedContinuation<JSONValue, any Error>] = [:]
+    /// Calls sent and not answered: each takes its reply (or its failure) once.
+    private var pending: [Int64: @Sendable (Result<JSONValue, any Error>) -> Void] = [:]
     private var closed = false
     let events: AsyncStream<CDPEvent>
     private let eventSink: AsyncStream<CDPEvent>.Continuation
@@ -91,6 +92,22 @@ final class CDPConnection: @unchecked Sendable {
     /// browser's message on an error reply, `.timeout` after `timeout` seconds,
     /// `.disconnected` when the browser is gone.
     func call(_ method: String, _ params: JSONObject = [:], session: String? = nil, timeout: Double = 10) async throws -> JSONValue {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
+            send(method, params, session: session, timeout: timeout) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Sends `method` now, before this returns, and gives its reply to wait for later (as
+    /// `call` would): a call sent before another on the same session is handled by Chromium
+    /// before it, whichever of the two is waited for first.
+    func start(_ method: String, _ params: JSONObject = [:], session: String? = nil, timeout: Double = 10) -> CDPPendingReply {
+        let reply = CDPPendingReply()
+        send(method, params, session: session, timeout: timeout) { reply.fulfill($0) }
+        return reply
+    }
+
+    private func send(_ method: String, _ params: JSONObject, session: String?, timeout: Double,
+                      then answer: @escaping @Sendable (Result<JSONValue, any Error>) -> Void) {
         var message = JSONObject()
         let id: Int64 = lock.withLock {
             defer { nextId += 1 }
@@ -101,38 +118,36 @@ final class CDPConnection: @unchecked Sendable {
         message["params"] = .object(params)
         if let session { message["sessionId"] = .string(session) }
         let bytes = JSONValue.object(message).serialized()
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
-            let accepted: Bool = lock.withLock {
-                if closed { return false }
-                pending[id] = continuation
-                return true
-            }
-            guard accepted else {
-                continuation.resume(throwing: BrowserError.disconnected)
-                return
-            }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
-                self?.fail(id, with: .timeout(method))
-            }
-            if !transport.send(bytes) { fail(id, with: .disconnected) }
+        let accepted: Bool = lock.withLock {
+            if closed { return false }
+            pending[id] = answer
+            return true
         }
+        guard accepted else {
+            answer(.failure(BrowserError.disconnected))
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak self] in
+            self?.fail(id, with: .timeout(method))
+        }
+        if !transport.send(bytes) { fail(id, with: .disconnected) }
     }
 
     private func fail(_ id: Int64, with error: BrowserError) {
-        let continuation = lock.withLock { pending.removeValue(forKey: id) }
-        continuation?.resume(throwing: error)
+        let answer = lock.withLock { pending.removeValue(forKey: id) }
+        answer?(.failure(error))
     }
 
     var isClosed: Bool { lock.withLock { closed } }
 
     private func transportClosed() {
-        let waiting: [CheckedContinuation<JSONValue, any Error>] = lock.withLock {
+        let waiting: [@Sendable (Result<JSONValue, any Error>) -> Void] = lock.withLock {
             closed = true
             let all = Array(pending.values)
             pending.removeAll()
             return all
         }
-        waiting.forEach { $0.resume(throwing: BrowserError.disconnected) }
+        waiting.forEach { $0(.failure(BrowserError.disconnected)) }
         eventSink.finish()
         onClose()
     }
@@ -140,14 +155,51 @@ final class CDPConnection: @unchecked Sendable {
     private func dispatch(_ bytes: [UInt8]) {
         guard let value = try? JSONParser.parse(bytes, maxDepth: 200), case .object(let object) = value else { return }
         if let id = object["id"]?.intValue {
-            guard let continuation = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
+            guard let answer = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
             if let error = object["error"] {
-                continuation.resume(throwing: BrowserError.browser(error["message"]?.stringValue ?? "\(error)"))
+                answer(.failure(BrowserError.browser(error["message"]?.stringValue ?? "\(error)")))
             } else {
-                continuation.resume(returning: object["result"] ?? .object([:]))
+                answer(.success(object["result"] ?? .object([:])))
             }
         } else if let method = object["method"]?.stringValue {
             eventSink.yield(CDPEvent(method: method, params: object["params"] ?? .object([:]), sessionId: object["sessionId"]?.stringValue))
         }
+    }
+}
+
+/// The reply to a call sent with `CDPConnection.start`: waited for by any number of tasks, at any
+/// time (before or after it came).
+final class CDPPendingReply: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<JSONValue, any Error>?
+    private var waiting: [CheckedContinuation<JSONValue, any Error>] = []
+
+    func fulfill(_ result: Result<JSONValue, any Error>) {
+        let waiters: [CheckedContinuation<JSONValue, any Error>] = lock.withLock {
+            guard self.result == nil else { return [] }
+            self.result = result
+            defer { waiting.removeAll() }
+            return waiting
+        }
+        waiters.forEach { $0.resume(with: result) }
+    }
+
+    /// The reply's `result`; throws as `CDPConnection.call` does.
+    var value: JSONValue {
+        get async throws {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
+                let done: Result<JSONValue, any Error>? = lock.withLock {
+                    if let result { return result }
+                    waiting.append(continuation)
+                    return nil
+                }
+                if let done { continuation.resume(with: done) }
+            }
+        }
+    }
+
+    /// Whether it came and was not an error (false while it has not come).
+    var succeeded: Bool {
+        lock.withLock { if case .success = result { return true } else { return false } }
     }
 }

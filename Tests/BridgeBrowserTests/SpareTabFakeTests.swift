@@ -64,11 +64,11 @@ import Testing
         #expect(await host.tabCount == 1, "the spare is no web view's tab")
         #expect(await host.targetId(session: "s1", webview: .webview(2)) == nil)
 
-        // W2 is the spare: brought to front, its client added, then its url loads; no tab is
-        // created for it.
+        // W2 is the spare: its client added, brought to front, its url loaded, sent in that
+        // order without waiting for each other; no tab is created for it.
         #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
         let taken = Array(chromium.methods(session: "S-T2").dropFirst(7))
-        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Page.navigate"])
+        #expect(taken == ["Page.addScriptToEvaluateOnNewDocument", "Page.bringToFront", "Page.navigate"])
         let script = try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T2" }
         #expect(script.params == ["source": "w2", "runImmediately": true])
         let navigate = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
@@ -147,7 +147,7 @@ import Testing
         // Its root is the tab ahead: the client, then the page replaces about:blank.
         #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1", root: true) == "T3")
         let taken = Array(chromium.methods(session: "S-T3").dropFirst(7))
-        #expect(Set(taken.prefix(2)) == ["Page.bringToFront", "Page.addScriptToEvaluateOnNewDocument"] && taken.dropFirst(2) == ["Network.enable", "Runtime.evaluate"])
+        #expect(taken == ["Page.addScriptToEvaluateOnNewDocument", "Page.bringToFront", "Network.enable", "Runtime.evaluate"])
         let replace = try await chromium.next("Runtime.evaluate") { $0.sessionId == "S-T3" }
         #expect(replace.params["expression"] == #"location.replace("http://app.test/c"); true"#)
         #expect(await host.contextAhead() == nil, "taken; the next follows a load")
@@ -203,8 +203,71 @@ import Testing
         let target = try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2")
         #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T2"])
         #expect(target == "T4" && created(in: "C1").count == 3)
-        #expect(try await chromium.next("Page.navigate").sessionId == "S-T4")
+        _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T4" }
         #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T4")
+        await host.shutdown()
+    }
+
+    /// The spare's client and its load are sent together (the client first: once a load has
+    /// begun, Chromium holds calls for the renderer until the document commits); the load's
+    /// document request is let through only once the client is in place, so the page's first
+    /// document runs it. Other tabs' events are handled meanwhile.
+    @Test func aSparesDocumentRequestWaitsForItsClient() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        let held = Inbox<CDPCommand>()
+        chromium.on("Page.addScriptToEvaluateOnNewDocument") { held.append($0); return .later }
+        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") }
+        let client = try await held.next { _ in true }
+        _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
+        // Handled after it: W1's events (a marker answered), while r1 still waits.
+        try await loaded("S-T1")
+        #expect(!chromium.commands.all.contains { $0.params["requestId"] == "r1" }, "let through before the client was in place")
+        chromium.reply(to: client, .result(["identifier": "1"]))
+        #expect(try await chromium.next("Fetch.continueRequest") { $0.params["requestId"] == "r1" }.sessionId == "S-T2")
+        #expect(try await open.value == "T2")
+        #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T2")
+        await host.shutdown()
+    }
+
+    /// The client cannot be added to the spare while its load has begun: the load's document
+    /// request is failed (never a page without its client) and the web view gets a new tab.
+    @Test func aSpareWhoseClientFailsDuringItsLoadIsReplaced() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        let held = Inbox<CDPCommand>()
+        chromium.on("Page.addScriptToEvaluateOnNewDocument") { command in
+            if command.sessionId == "S-T2" { held.append(command); return .later }
+            return .result(["identifier": "1"])
+        }
+        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") }
+        let client = try await held.next { _ in true }
+        _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
+        try await loaded("S-T1")  // r1 handled (held) before the client's failure comes
+        chromium.reply(to: client, .error("Not attached to an active page"))
+        #expect(try await chromium.next("Fetch.failRequest") { $0.params["requestId"] == "r1" }.params["errorReason"] == "Aborted")
+        #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T2"])
+        #expect(try await open.value == "T4")
+        #expect(chromium.commands.all.contains { $0.method == "Fetch.continueRequest" && $0.params["requestId"] == "r1" } == false)
+        #expect(try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T4" }.params["source"] == "w2")
+        await host.shutdown()
+    }
+
+    /// A url that is not fetched (no document request to hold) loads once the client is in place.
+    @Test func aSpareLoadingADataURLWaitsForItsClientFirst() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        let held = Inbox<CDPCommand>()
+        chromium.on("Page.addScriptToEvaluateOnNewDocument") { held.append($0); return .later }
+        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "data:text/html,hi", script: "w2") }
+        let client = try await held.next { _ in true }
+        try await loaded("S-T1")
+        #expect(!chromium.methods(session: "S-T2").contains("Page.navigate"))
+        chromium.reply(to: client, .result(["identifier": "1"]))
+        #expect(try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }.params == ["url": "data:text/html,hi"])
+        #expect(try await open.value == "T2")
         await host.shutdown()
     }
 
