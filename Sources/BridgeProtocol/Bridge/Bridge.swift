@@ -85,7 +85,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     }
 
     mutating func connected(_ client: ClientID, isLoopback: Bool, origin: String? = nil, at now: Int64) {
-        clients[client] = Client(isLoopback: isLoopback, origin: origin, role: .fresh)
+        clients[client] = Client(role: .fresh, isLoopback: isLoopback, origin: origin)
     }
 
     mutating func receivedBinary(_ client: ClientID, at now: Int64) {
