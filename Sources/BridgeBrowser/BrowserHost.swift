@@ -448,7 +448,10 @@ public actor BrowserHost {
             }
             // The client could not be added (its document request was failed, not let
             // through): the spare is not there any more.
-            if let client, (try? await client.value) == nil {
+            var clientFailed = false
+            if let client { clientFailed = (try? await client.value) == nil }
+            tabs[key]?.clientReady = nil
+            if clientFailed {
                 return try await replaceDeadSpare(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
             }
             if let loadError {
@@ -888,6 +891,11 @@ public actor BrowserHost {
         if let s = event.sessionId {
             guard let key = tabsByCDPSession[s], let tab = tabs[key] else {
                 if event.method == "Fetch.requestPaused", let id = event.params["requestId"]?.stringValue {
+                    // A tab being closed loads nothing more (its page would run without its client).
+                    if closing[s] != nil {
+                        _ = try? await b.cdp.call("Fetch.failRequest", ["requestId": .string(id), "errorReason": "Aborted"], session: s, timeout: options.callTimeoutSeconds)
+                        return
+                    }
                     _ = try? await b.cdp.call("Fetch.continueRequest", ["requestId": .string(id)], session: s, timeout: options.callTimeoutSeconds)
                 } else if event.method == "Page.frameNavigated", let targetId = closing[s],
                           event.params["frame"]?["parentId"] == nil {
@@ -981,7 +989,7 @@ public actor BrowserHost {
                 }
                 if let client = tab.clientReady {
                     // Not before the page's client is in place; meanwhile other events go on.
-                    tabs[key]?.clientReady = nil
+                    // (Kept until openTabNow has seen it settle: any document of the tab waits.)
                     let s = tab.cdpSession
                     Task {
                         if (try? await client.value) == nil {
