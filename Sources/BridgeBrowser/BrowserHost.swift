@@ -53,8 +53,9 @@ public actor BrowserHost {
     /// A tab made before it is needed, one per session (`BrowserOptions.spareTabs`): created
     /// in the session's browser context, attached and dressed (user agent, viewport, touch,
     /// service workers bypassed, request interception, lifecycle events) on `about:blank`. The
-    /// session's next web view takes it: only its injected client is added before its url
-    /// loads. It is no web view's tab until then (no `targetId` names it).
+    /// session's next web view takes it: its injected client is added as its url loads (the
+    /// load's document request waits for it). It is no web view's tab until then (no
+    /// `targetId` names it).
     struct Spare {
         var targetId: String
         var cdpSession: String
@@ -442,6 +443,8 @@ public actor BrowserHost {
             }
             var loadError: (any Error)?
             do {
+                // (A client already refused: the spare is gone, no load for it.)
+                if client?.failed == true { throw BrowserError.disconnected }
                 try await load(b, cdpSession: s, url: url, root: root)
             } catch {
                 loadError = error
@@ -450,6 +453,7 @@ public actor BrowserHost {
             // through): the spare is not there any more.
             var clientFailed = false
             if let client { clientFailed = (try? await client.value) == nil }
+            // Settled: the tab's later document requests pass as any tab's.
             tabs[key]?.clientReady = nil
             if clientFailed {
                 return try await replaceDeadSpare(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
@@ -458,6 +462,8 @@ public actor BrowserHost {
                 await closeTabNow(session: session, webview: webview)
                 throw loadError
             }
+            // (Not brought to front: the tab still loads and runs; the next screenshot or
+            // back brings a tab forward again.)
             _ = try? await front.value
             return spare.targetId
         }
@@ -891,7 +897,8 @@ public actor BrowserHost {
         if let s = event.sessionId {
             guard let key = tabsByCDPSession[s], let tab = tabs[key] else {
                 if event.method == "Fetch.requestPaused", let id = event.params["requestId"]?.stringValue {
-                    // A tab being closed loads nothing more (its page would run without its client).
+                    // A tab being closed loads nothing more (a spare whose client failed: its page
+                    // would run without it).
                     if closing[s] != nil {
                         _ = try? await b.cdp.call("Fetch.failRequest", ["requestId": .string(id), "errorReason": "Aborted"], session: s, timeout: options.callTimeoutSeconds)
                         return

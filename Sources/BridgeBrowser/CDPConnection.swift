@@ -198,8 +198,9 @@ final class CDPPendingReply: @unchecked Sendable {
         }
     }
 
-    /// Whether it came and was not an error (false while it has not come).
-    var succeeded: Bool {
-        lock.withLock { if case .success = result { return true } else { return false } }
+    /// Whether it came as an error (or the call failed: timeout, browser gone); false while it
+    /// has not come.
+    var failed: Bool {
+        lock.withLock { if case .failure = result { return true } else { return false } }
     }
 }

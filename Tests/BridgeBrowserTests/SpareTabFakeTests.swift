@@ -204,6 +204,7 @@ import Testing
         #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T2"])
         #expect(target == "T4" && created(in: "C1").count == 3)
         _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T4" }
+        #expect(!chromium.methods(session: "S-T2").contains("Page.navigate"), "no load for a spare whose client failed already")
         #expect(await host.targetId(session: "s1", webview: .webview(2)) == "T4")
         await host.shutdown()
     }
@@ -271,10 +272,10 @@ import Testing
         await host.shutdown()
     }
 
-    /// REVIEW: a root's load (location.replace) returns before its document request is paused;
-    /// when the client fails first, the tab is closed and forgotten, and its request, coming
-    /// after, is let through (the unknown-session branch continues it) without the client.
-    @Test func reviewARootSparesRequestAfterItsClientFailedIsNotLetThrough() async throws {
+    /// A root's load (location.replace) is answered before its document request is paused;
+    /// when the client fails first, the tab is closed, and its request, coming after, is failed,
+    /// not let through without the client.
+    @Test func aRootSparesRequestAfterItsClientFailedIsNotLetThrough() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
         #expect(try await host.createSession("s2") == "C2")
@@ -293,14 +294,16 @@ import Testing
         try await loaded("S-T1")
         #expect(!chromium.commands.all.contains { $0.method == "Fetch.continueRequest" && $0.params["requestId"] == "r1" },
                 "the page's first document was let through without its client")
-        _ = try? await open.value
+        #expect(try await chromium.next("Fetch.failRequest") { $0.params["requestId"] == "r1" }.sessionId == "S-T3")
+        // The root gets a new tab, in the same context.
+        #expect(try await open.value == "T4")
+        #expect(created(in: "C2").count == 2)
         await host.shutdown()
     }
 
-    /// REVIEW: clientReady is cleared by the first document request; a second one of the tab
-    /// (another DevTools client's load, a reload) while the client is still being added is let
-    /// through at once.
-    @Test func reviewASecondDocumentRequestDuringTheClientWaitsToo() async throws {
+    /// Every document request of the tab waits while its client is being added, not only the
+    /// first (another DevTools client's load replacing the held one, a reload).
+    @Test func aSecondDocumentRequestDuringTheClientWaitsToo() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
         let held = Inbox<CDPCommand>()
@@ -316,7 +319,8 @@ import Testing
         #expect(!chromium.commands.all.contains { $0.method == "Fetch.continueRequest" && $0.params["requestId"] == "r2" },
                 "a document of the tab let through before its client was in place")
         chromium.reply(to: client, .result(["identifier": "1"]))
-        _ = try? await open.value
+        #expect(try await chromium.next("Fetch.continueRequest") { $0.params["requestId"] == "r2" }.sessionId == "S-T2")
+        #expect(try await open.value == "T2")
         await host.shutdown()
     }
 
