@@ -25,14 +25,33 @@ public enum InjectedClient {
     /// - `astro`: whether the Astro shim is installed (not in a hotwire-native session's tabs).
     public static func script(template: String, classicBridge: String, bridgeURL: String, moduleURL: String,
                               session: String, webview: ItemID, token: String, astro: Bool = true) -> String {
-        let config: JSONValue = [
-            "url": .string(bridgeURL), "moduleUrl": .string(moduleURL),
-            "claim": ["session": .string(session), "webview": .string(webview.description), "token": .string(token)],
-            "astro": .bool(astro),
-        ]
-        return template
-            .replacingOccurrences(of: "/*@CONFIG@*/ null", with: config.jsonString)
-            .replacingOccurrences(of: "/*@BRIDGE_JS@*/", with: classicBridge)
+        Template(template: template, classicBridge: classicBridge)
+            .script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token, astro: astro)
+    }
+
+    static let configMarker = "/*@CONFIG@*/ null"
+    static let bridgeMarker = "/*@BRIDGE_JS@*/"
+
+    /// inject.js with bridge.js in it, cut once at its configuration marker: a tab's script is
+    /// the pieces joined by its configuration (≈ 2 µs), not the ≈ 40 KB searched and copied
+    /// twice (≈ 140 µs on the service thread per tab opened).
+    public struct Template: Sendable {
+        let pieces: [String]
+
+        public init(template: String, classicBridge: String) {
+            pieces = template.components(separatedBy: InjectedClient.configMarker)
+                .map { $0.replacingOccurrences(of: InjectedClient.bridgeMarker, with: classicBridge) }
+        }
+
+        /// The script for one tab (see `InjectedClient.script`).
+        public func script(bridgeURL: String, moduleURL: String, session: String, webview: ItemID, token: String, astro: Bool = true) -> String {
+            let config: JSONValue = [
+                "url": .string(bridgeURL), "moduleUrl": .string(moduleURL),
+                "claim": ["session": .string(session), "webview": .string(webview.description), "token": .string(token)],
+                "astro": .bool(astro),
+            ]
+            return pieces.joined(separator: config.jsonString)
+        }
     }
 
     /// The Hotwire Native side of a tab (`hotwire.js`, docs/HOTWIRE.md) for `profile`. (The

@@ -33,7 +33,8 @@ struct ServiceThreadRef<T: AnyObject>: @unchecked Sendable {
 final class BrowserSide {
     let host: BrowserHost
     let configuration: BrowserConfiguration
-    let classicBridge: String
+    /// inject.js with bridge.js in it, cut at its configuration (made once).
+    let injected: InjectedClient.Template
     var bridgeURL = ""
     var moduleURL = ""
     /// Why no Chromium could be started after the last one went away (`--devtools`), until one
@@ -44,13 +45,13 @@ final class BrowserSide {
          events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.configuration = configuration
         self.host = BrowserHost(options: configuration.options, launcher: configuration.launcher, debug: debug, events: events)
-        self.classicBridge = InjectedClient.classicBridge(configuration.bridgeJS)
+        self.injected = InjectedClient.Template(template: configuration.injectTemplate,
+                                                classicBridge: InjectedClient.classicBridge(configuration.bridgeJS))
     }
 
     func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil) -> String {
-        let client = InjectedClient.script(template: configuration.injectTemplate, classicBridge: classicBridge, bridgeURL: bridgeURL,
-                                           moduleURL: moduleURL, session: session, webview: webview, token: token,
-                                           astro: hotwire == nil)
+        let client = injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token,
+                                     astro: hotwire == nil)
         guard let hotwire else { return client }
         return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire)
     }
