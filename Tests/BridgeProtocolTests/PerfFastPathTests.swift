@@ -462,4 +462,41 @@ import Testing
         #expect(address(reused) == storage)
         #expect(reused.capacity > 500)
     }
+
+    /// The stack cache is written over in place while its capacity is at most twice what it
+    /// holds or at most `stackCacheFloor` (1 KiB), and a new one has room for half as much again:
+    /// a stack that grows and shrinks by a few items keeps one allocation.
+    @Test func stackCacheKeepsItsStorageUpToTheFloorOrTwiceItsBytes() {
+        typealias B = Bridge<SeededRandom>
+        func address(_ a: [UInt8]) -> UnsafeRawPointer? { a.withUnsafeBytes { $0.baseAddress } }
+        func write(_ cache: inout [UInt8], _ count: Int, _ byte: UInt8) {
+            let bytes = [UInt8](repeating: byte, count: count)
+            bytes.withUnsafeBufferPointer { B.overwrite(&cache, with: $0) }
+            #expect(cache == bytes)
+        }
+        #expect(B.stackCacheFloor == 1024)
+        var cache: [UInt8] = []
+        write(&cache, 200, 1)
+        #expect(cache.capacity >= 300)  // room for half as much again
+        let first = address(cache)
+        write(&cache, 300, 2)  // grew, still fits
+        write(&cache, 2, 3)  // far below half, but the capacity is under the floor
+        #expect(address(cache) == first)
+
+        // Above the floor: kept while it holds at least half its capacity.
+        write(&cache, 1200, 4)
+        let large = address(cache)
+        let capacity = cache.capacity
+        #expect(capacity >= 1800)
+        write(&cache, capacity / 2 + 1, 5)
+        #expect(address(cache) == large)
+        write(&cache, 100, 6)  // under half of a capacity above the floor: a new, smaller cache
+        #expect(address(cache) != large)
+        #expect(cache.capacity < B.stackCacheFloor)
+
+        // Held elsewhere (a reply not yet written): copy on write leaves the held bytes as they were.
+        let held = cache
+        write(&cache, 120, 7)
+        #expect(held == [UInt8](repeating: 6, count: 100))
+    }
 }

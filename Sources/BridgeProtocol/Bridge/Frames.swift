@@ -121,15 +121,24 @@ extension Bridge {
     /// `cache = Array(bytes)`, but written over the old contents when they fit and nothing else
     /// holds them (the reply that carried the last stack has been written by the time the stack
     /// changes again): no allocation and no free per stack change. Copy on write keeps a held
-    /// array as it was. The cache keeps at most twice the bytes it holds; otherwise (and when
-    /// the stack grew) it is an exact-size copy, as before.
+    /// array as it was. A cache of up to `stackCacheFloor` bytes is kept whatever the stack's
+    /// size, a larger one while it holds at least half its capacity; a new one has room for half
+    /// as much again. (Exact-size copies, as before, were allocated again at every push and at
+    /// most backs of a navigation: fresh memory, cold, on half the navigation replies.)
     static func overwrite(_ cache: inout [UInt8], with bytes: UnsafeBufferPointer<UInt8>) {
-        if bytes.count <= cache.capacity && cache.capacity <= 2 * bytes.count {
+        if bytes.count <= cache.capacity && cache.capacity <= max(2 * bytes.count, stackCacheFloor) {
             cache.replaceSubrange(cache.indices, with: bytes)
         } else {
-            cache = Array(bytes)
+            var fresh: [UInt8] = []
+            fresh.reserveCapacity(bytes.count + bytes.count / 2)
+            fresh.append(contentsOf: bytes)
+            cache = fresh
         }
     }
+
+    /// The capacity a session's stack cache may keep above twice what it holds (a stack of
+    /// about ten items).
+    static var stackCacheFloor: Int { 1024 }
 
     public static func writeStack(_ stack: [StackItem], into w: inout JSONWriter) {
         w.beginArray()
