@@ -28,8 +28,8 @@
 ///   Bridge asks for with `HostResult`s): the snapshot rule holds: a browser session never has
 ///   more placeholders than snapshots the script handed back (a `pwa-navigate` is run only
 ///   after its tab is pictured); replies to each connection come in the order of its requests,
-///   also when the browser answers them later; a connection the browser does not hold owes no
-///   reply;
+///   also when the browser answers them later (and the error with id null of an event it sent
+///   meanwhile comes in its turn); a connection the browser does not hold owes no reply;
 /// - memory stays bounded: at most `maxSessions` sessions, at most `maxStackDepth` items per stack,
 ///   no url or title over `maxURLBytes`, every session's held bytes (`Session.heldBytes`: its urls
 ///   and titles plus 64 per item) at most `maxSessionBytes`, and its cached stack JSON at most
@@ -159,8 +159,8 @@ struct Driver {
     var work: [HostWork] = []
     var snapshotsGiven: [String: Int] = [:]
     var placeholdersMade: [String: Int] = [:]
-    /// Per connection, the ids of its requests not answered yet, in order.
-    var owed: [ClientID: [JSONValue]] = [:]
+    /// Per connection, what its frames not answered yet are owed, in order.
+    var owed: [ClientID: [Owed]] = [:]
     /// With a routing configuration.
     let routed: Bool
     /// A controller subscribed to every session from the start (never driven by the script).
@@ -180,7 +180,7 @@ struct Driver {
             : #"{"id":2,"method":"session.subscribe"}"#
         for (id, text) in [(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#),
                            (2, subscribe)] {
-            owed[observer, default: []].append(.int(Int64(id)))
+            owed[observer, default: []].append(.reply(.int(Int64(id))))
             bridge.apply(.frame(observer, text: Array(text.utf8)), at: now)
             let (reply, _) = perform(sender: observer, frame: Array(text.utf8))
             if reply?["result"] == nil { fuzzFailure("the observer's \(text) was refused: \(reply?.jsonString ?? "no reply")") }
@@ -196,7 +196,7 @@ struct Driver {
         var listed: JSONValue?
         for (id, text) in [(1, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#),
                            (2, #"{"id":2,"method":"session.list"}"#)] {
-            owed[c, default: []].append(.int(Int64(id)))
+            owed[c, default: []].append(.reply(.int(Int64(id))))
             bridge.apply(.frame(c, text: Array(text.utf8)), at: now)
             let wasHeld = bridge.isHeld(c)
             listed = perform(sender: c, frame: Array(text.utf8), deferred: wasHeld).reply
@@ -300,9 +300,11 @@ struct Driver {
         // drained by the last step, so a Bridge that only answered compares equal).
         let before = bridge
         let wasHeld = bridge.isHeld(c)
-        if case .request(let id) = Self.rule(for: frame) {
-            // Answered in order: now, or once the browser is done with this connection.
-            owed[c, default: []].append(id)
+        // Answered in order: now, or once the browser is done with this connection.
+        switch Self.rule(for: frame) {
+        case .request(let id): owed[c, default: []].append(.reply(id))
+        case .event: owed[c, default: []].append(.errorMaybe)
+        case .ignoredBeforeHello: break
         }
         bridge.apply(.frame(c, text: frame), at: now)
         let (reply, refused) = perform(sender: c, frame: frame, deferred: wasHeld || bridge.isHeld(c))
@@ -356,15 +358,8 @@ struct Driver {
                 guard let value = try? JSONParser.parse(bytes), case .object = value else {
                     fuzzFailure("sent a frame that is not a JSON object: \(String(decoding: bytes, as: UTF8.self))")
                 }
-                if let id = value["id"] {
-                    if var queue = owed[to], !queue.isEmpty, id == queue[0] || id != .null {
-                        // Replies keep the order of the requests.
-                        if id != queue[0] { fuzzFailure("reply \(id.jsonString) to \(to) out of order: \(queue.map(\.jsonString)) owed: \(what)") }
-                        queue.removeFirst()
-                        owed[to] = queue
-                    } else if to != sender {
-                        fuzzFailure("a reply went to \(to), not to the sender: \(what)")
-                    }
+                if let id = value["id"], !settle(to, id, what), to != sender {
+                    fuzzFailure("a reply went to \(to), not to the sender: \(what)")
                 }
                 if to == sender { toSender.append(value) }
                 if let error = value["error"] {
@@ -521,6 +516,47 @@ struct Driver {
         return nil
     }
 
+    /// What a frame not answered yet is owed (`owed`): the reply to a request (or to a frame
+    /// that is neither a request nor an event: an error with its id or null), or, to an event,
+    /// nothing or one error with id null. A waiting connection's events are handled in turn,
+    /// when the browser is done, so the error of one (`{"event": 1.5}`) then comes after the
+    /// reply to the request before it, to a connection that is not the sender of that step.
+    enum Owed: Equatable, CustomStringConvertible {
+        case reply(JSONValue)
+        case errorMaybe
+
+        var description: String {
+            switch self {
+            case .reply(let id): id.jsonString
+            case .errorMaybe: "(event)"
+            }
+        }
+    }
+
+    /// Takes the frame `id` sent to `c` off what `c` is owed; false when `c` is owed nothing it
+    /// answers. Replies keep the order of the frames: a reply with an id answers the first
+    /// request owed (the events before it got nothing); an error with id null answers the first
+    /// frame owed one with id null, or else an event before the first request owed. (Of events
+    /// before a frame owed an error with id null either may be the one answered: the frame's
+    /// error is taken, the events stay owed nothing or one error each.)
+    mutating func settle(_ c: ClientID, _ id: JSONValue, _ what: String) -> Bool {
+        guard var queue = owed[c] else { return false }
+        defer { owed[c] = queue }
+        let first = queue.firstIndex { $0 != .errorMaybe }
+        if id != .null {
+            guard let first else { return false }
+            if queue[first] != .reply(id) { fuzzFailure("reply \(id.jsonString) to \(c) out of order: \(queue) owed: \(what)") }
+            queue.removeSubrange(...first)
+        } else if let first, queue[first] == .reply(.null) {
+            queue.remove(at: first)
+        } else if queue.first == .errorMaybe {
+            queue.removeFirst()
+        } else {
+            return false
+        }
+        return true
+    }
+
     /// The snapshot rule and the replies owed (see the type's comment).
     mutating func checkBrowserRules(_ what: String) {
         for sid in browserSessions {
@@ -533,8 +569,12 @@ struct Driver {
                 fuzzFailure("snapshot rule broken: browser session \(sid) made P\(placeholdersMade[sid]!) with \(snapshotsGiven[sid] ?? 0) snapshot(s) taken: \(what)")
             }
         }
-        for c in live where !bridge.isHeld(c) && !(owed[c] ?? []).isEmpty && !closed.contains(c) {
-            fuzzFailure("\(c) waits for nothing but owes replies to \(owed[c]!.map(\.jsonString)): \(what)")
+        for c in live where !bridge.isHeld(c) {
+            // Its frames are all handled: an event that got no error gets none.
+            owed[c]?.removeAll { $0 == .errorMaybe }
+            if !(owed[c] ?? []).isEmpty && !closed.contains(c) {
+                fuzzFailure("\(c) waits for nothing but owes replies to \(owed[c]!): \(what)")
+            }
         }
     }
 

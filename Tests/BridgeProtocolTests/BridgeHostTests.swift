@@ -1,6 +1,22 @@
 import Testing
 @testable import BridgeProtocol
 
+/// A frame a connection sends while it waits for the browser, and the ids of what answers it
+/// (`nil`: an error with id null), with the error's code.
+struct WaitingFrame: Sendable, CustomTestStringConvertible {
+    var frame: String
+    var answers: [JSONValue]
+    var code: String?
+
+    init(_ frame: String, _ answers: [JSONValue], _ code: String?) {
+        self.frame = frame
+        self.answers = answers
+        self.code = code
+    }
+
+    var testDescription: String { "\(frame) → \(code ?? (answers.isEmpty ? "nothing" : "a result"))" }
+}
+
 /// Browser sessions at the pure level: the Bridge asks its host for typed work (`HostWork`) and
 /// hears back typed results (`HostResult`); the snapshot rule and the waiting connections are
 /// state of the Bridge, checked with whole-`Bridge` equality.
@@ -166,6 +182,44 @@ import Testing
             reply["id"] = .int(rid)
             #expect(h.take(ctl) == [.object(reply)], "\(method)")
         }
+    }
+
+    /// What a connection sent while it waited for the browser gets its answers in turn, after
+    /// the reply it waited for: an error with id null to a malformed event or frame, nothing to
+    /// an event it may send, a reply to a request. (fuzz-bridge's seed-14: a controller's
+    /// `{"event": 1.5}` sent while its `session.create {browser: true}` waited got its error when
+    /// the root tab opened, a step the controller sent nothing in: the fuzzer's check took it
+    /// for a reply gone astray.)
+    static let waitingFrames: [WaitingFrame] = [
+        .init(#"{"event":1.5,"params":{}}"#, [nil], "invalid-request"),
+        .init(#"{"event":"","params":{}}"#, [nil], "invalid-request"),
+        .init(#"{"event":"back","params":{}}"#, [], nil),  // controllers send no events: ignored
+        .init("not json", [nil], "parse-error"),
+        .init("[1]", [nil], "invalid-request"),
+        .init(#"{"id":"7","method":"ping"}"#, [nil], "invalid-request"),
+        .init(#"{"id":7,"method":"ping"}"#, [7], nil),
+    ]
+
+    @Test(arguments: waitingFrames)
+    func framesOfAWaitingConnectionAreAnsweredInTurn(_ row: WaitingFrame) {
+        var h = BridgeHarness()
+        let ctl = h.controller()
+        _ = h.take(ctl)
+        let createID = h.nextID
+        h.request(ctl, "session.create", ["url": "http://h/a/", "browser": true])
+        guard case .openTab(let sid, _, _, _, _, _)? = h.hostCalls.last else { Issue.record("no openTab"); return }
+        h.raw(ctl, row.frame)
+        h.raw(ctl, #"{"id":50,"method":"ping"}"#)
+        #expect(h.bridge.isHeld(ctl))
+        #expect(h.inbox[ctl]!.isEmpty, "nothing before the reply it waits for")
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
+        let replies = h.take(ctl).filter { $0["id"] != nil }
+        #expect(replies.compactMap { $0["id"] } == [.int(createID)] + row.answers + [50], "\(row.frame)")
+        #expect(replies.first?["result"]?["session"] == .string(sid))
+        if let code = row.code {
+            #expect(replies.dropFirst().first?["error"]?["code"] == .string(code), "\(row.frame): \(replies)")
+        }
+        #expect(!h.bridge.isHeld(ctl))
     }
 
     @Test func refusedRequestsChangeNothing() {
