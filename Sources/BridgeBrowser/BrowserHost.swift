@@ -462,8 +462,8 @@ public actor BrowserHost {
                 await closeTabNow(session: session, webview: webview)
                 throw loadError
             }
-            // (Not brought to front: the tab still loads and runs; the next screenshot or
-            // back brings a tab forward again.)
+            // A failed `Page.bringToFront` alone does not make the spare dead: its page loads
+            // and runs; the next screenshot or back brings a tab forward again.
             _ = try? await front.value
             return spare.targetId
         }
