@@ -208,6 +208,21 @@ import Testing
         await host.shutdown()
     }
 
+    /// Opens `webview` of `session` (in its spare: `sessionWithSpare` first) with the injected
+    /// client's call on the tab `cdpSession` held unanswered (other tabs' are answered): the
+    /// open's task and the held call.
+    func openHoldingTheClient(_ host: BrowserHost, session: String = "s1", webview: ItemID = .webview(2), url: String = "http://app.test/b",
+                              script: String = "w2", root: Bool = false, cdpSession: String = "S-T2") async throws
+        -> (open: Task<String, any Error>, client: CDPCommand) {
+        let held = Inbox<CDPCommand>()
+        chromium.on("Page.addScriptToEvaluateOnNewDocument") { command in
+            if command.sessionId == cdpSession { held.append(command); return .later }
+            return .result(["identifier": "1"])
+        }
+        let open = Task { try await host.openTab(session: session, webview: webview, url: url, script: script, root: root) }
+        return (open, try await held.next { _ in true })
+    }
+
     /// The spare's client and its load are sent together (the client first: once a load has
     /// begun, Chromium holds calls for the renderer until the document commits); the load's
     /// document request is let through only once the client is in place, so the page's first
@@ -215,10 +230,7 @@ import Testing
     @Test func aSparesDocumentRequestWaitsForItsClient() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
-        let held = Inbox<CDPCommand>()
-        chromium.on("Page.addScriptToEvaluateOnNewDocument") { held.append($0); return .later }
-        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") }
-        let client = try await held.next { _ in true }
+        let (open, client) = try await openHoldingTheClient(host)
         _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
         chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
         // Handled after it: W1's events (a marker answered), while r1 still waits.
@@ -236,13 +248,7 @@ import Testing
     @Test func aSpareWhoseClientFailsDuringItsLoadIsReplaced() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
-        let held = Inbox<CDPCommand>()
-        chromium.on("Page.addScriptToEvaluateOnNewDocument") { command in
-            if command.sessionId == "S-T2" { held.append(command); return .later }
-            return .result(["identifier": "1"])
-        }
-        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") }
-        let client = try await held.next { _ in true }
+        let (open, client) = try await openHoldingTheClient(host)
         _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
         chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
         try await loaded("S-T1")  // r1 handled (held) before the client's failure comes
@@ -259,10 +265,7 @@ import Testing
     @Test func aSpareLoadingADataURLWaitsForItsClientFirst() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
-        let held = Inbox<CDPCommand>()
-        chromium.on("Page.addScriptToEvaluateOnNewDocument") { held.append($0); return .later }
-        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "data:text/html,hi", script: "w2") }
-        let client = try await held.next { _ in true }
+        let (open, client) = try await openHoldingTheClient(host, url: "data:text/html,hi")
         try await loaded("S-T1")
         #expect(!chromium.methods(session: "S-T2").contains("Page.navigate"))
         chromium.reply(to: client, .result(["identifier": "1"]))
@@ -278,13 +281,8 @@ import Testing
         let host = makeHost()
         try await sessionWithSpare(host)
         #expect(try await host.createSession("s2") == "C2")
-        let held = Inbox<CDPCommand>()
-        chromium.on("Page.addScriptToEvaluateOnNewDocument") { command in
-            if command.sessionId == "S-T3" { held.append(command); return .later }
-            return .result(["identifier": "1"])
-        }
-        let open = Task { try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1", root: true) }
-        let client = try await held.next { _ in true }
+        let (open, client) = try await openHoldingTheClient(host, session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1",
+                                                            root: true, cdpSession: "S-T3")
         _ = try await chromium.next("Runtime.evaluate") { $0.sessionId == "S-T3" }
         chromium.reply(to: client, .error("Not attached to an active page"))
         #expect(try await chromium.next("Target.closeTarget").params == ["targetId": "T3"])
@@ -305,10 +303,7 @@ import Testing
     @Test func aSecondDocumentRequestDuringTheClientWaitsToo() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
-        let held = Inbox<CDPCommand>()
-        chromium.on("Page.addScriptToEvaluateOnNewDocument") { held.append($0); return .later }
-        let open = Task { try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") }
-        let client = try await held.next { _ in true }
+        let (open, client) = try await openHoldingTheClient(host)
         _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
         chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
         // Another DevTools client loads a url into the tab meanwhile (r1 is cancelled by it).
