@@ -464,7 +464,7 @@ public actor BrowserHost {
             }
             // A failed `Page.bringToFront` alone does not make the spare dead: its page loads
             // and runs; the next screenshot or back brings a tab forward again.
-            _ = try? await front.value
+            if (try? await front.value) == nil { debug("\(session) \(webview): its tab was not brought to front") }
             return spare.targetId
         }
         return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
