@@ -137,7 +137,7 @@ public final class Transport {
         protocols[0].callback = { wsi, reason, user, input, len in
             Transport.dispatch(wsi, reason, user, input, len)
         }
-        protocols[0].per_session_data_size = MemoryLayout<UnsafeRawPointer>.size  // see `connection(_:)`
+        protocols[0].per_session_data_size = 0  // the connection is the wsi's opaque pointer: see `connection(_:)`
         // lws allocates the receive buffer per connection: small keeps 10,000 idle pages cheap
         // (messages are mostly a few hundred bytes; larger ones arrive in several callbacks).
         protocols[0].rx_buffer_size = Transport.receiveBufferSize
