@@ -544,7 +544,7 @@ public final class Transport {
     /// `reason` is truncated to 123 bytes.
     public func close(_ id: ConnectionID, code: UInt16, reason: String) {
         guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
-        conn.closeRequest = (code, reason)
+        conn.closeRequest = CloseRequest(code, reason)
         requestWritable(conn)
     }
 
@@ -584,7 +584,7 @@ public final class Transport {
         conn.queuedBytes = 0
         conn.headOffset = 0
         conn.discardInput = true
-        conn.closeRequest = (code, reason)
+        conn.closeRequest = CloseRequest(code, reason)
         setCloseGrace(conn)
         requestWritable(conn)
     }

@@ -81,7 +81,24 @@ struct MessageQueue {
     }
 }
 
+/// Why we close a connection (`Connection.closeRequest`): set once, on a rare path, so kept out
+/// of line (a pointer) rather than as 24 bytes in every connection.
+final class CloseRequest {
+    let code: UInt16
+    let reason: String
+
+    init(_ code: UInt16, _ reason: String) {
+        self.code = code
+        self.reason = reason
+    }
+}
+
 /// State of one WebSocket connection. Service thread only.
+///
+/// Every message reads or writes nearly every field, so the object is kept small: 128 bytes
+/// with the header (the one-byte flags together after `fd`, the close request out of line),
+/// two or three cache lines depending on where the allocator puts it, where 152 bytes took
+/// three or four (docs/PERFORMANCE.md, "the daemon half at 1,000 pages: against the echo").
 ///
 /// The mutable properties opt out of dynamic exclusivity enforcement: every message touches
 /// several of them, and each use of a class's stored property otherwise pays a runtime check.
@@ -93,23 +110,13 @@ final class Connection {
     /// The socket's descriptor (for the wire checks, Transport+Wire.swift).
     let fd: Int32
 
-    // Receive side: reassembly of fragmented messages.
+    // The flags (one byte each, packed after `fd`).
+    /// Receive side: inside a fragmented message, and whether it is binary.
     @exclusivity(unchecked) var inMessage = false
     @exclusivity(unchecked) var rxBinary = false
-    @exclusivity(unchecked) var rxCount = 0
-    @exclusivity(unchecked) var rxBuffer: [UInt8] = []
-
-    // Send side.
-    @exclusivity(unchecked) var queue = MessageQueue()
-    /// Bytes of `queue.first` already written (a message larger than one fragment).
-    @exclusivity(unchecked) var headOffset = 0
-    /// Bytes queued and not yet handed to lws.
-    @exclusivity(unchecked) var queuedBytes = 0
     @exclusivity(unchecked) var writableRequested = false
     /// In `Transport.pendingFlush`: written directly when the current callback ends.
     @exclusivity(unchecked) var flushPending = false
-    /// Set by `close` (or shutdown / overflow / oversized input): sent once the queue is empty.
-    @exclusivity(unchecked) var closeRequest: (code: UInt16, reason: String)?
     /// Input is read and dropped (we are closing).
     @exclusivity(unchecked) var discardInput = false
     /// An unmasked frame arrived (see Transport+Wire.swift): close with 1002.
@@ -119,9 +126,22 @@ final class Connection {
     /// Our close frame is out; waiting for the peer's. (Also set when the peer closed first:
     /// lws answers its close, we send nothing more.)
     @exclusivity(unchecked) var closeSent = false
+
+    // Receive side: reassembly of fragmented messages.
+    @exclusivity(unchecked) var rxCount = 0
+    @exclusivity(unchecked) var rxBuffer: [UInt8] = []
+
+    // Send side.
+    @exclusivity(unchecked) var queue = MessageQueue()
+    /// Bytes of `queue.first` already written (a message larger than one fragment).
+    @exclusivity(unchecked) var headOffset = 0
+    /// Bytes queued and not yet handed to lws.
+    @exclusivity(unchecked) var queuedBytes = 0
     /// Since when the bytes waiting behind the message in flight exceed the send-queue limit
     /// (0: they do not); see `Transport.isSlowReader`.
     @exclusivity(unchecked) var overSince: Int64 = 0
+    /// Set by `close` (or shutdown / overflow / oversized input): sent once the queue is empty.
+    @exclusivity(unchecked) var closeRequest: CloseRequest?
 
     init(id: UInt64, wsi: OpaquePointer, fd: Int32) {
         self.id = id
