@@ -42,20 +42,20 @@ extension Transport {
             return httpBodyComplete(wsi)
 
         case LWS_CALLBACK_ESTABLISHED:
-            return established(wsi, user)
+            return established(wsi)
 
         case LWS_CALLBACK_RECEIVE:
-            guard let conn = connection(user) else { return -1 }
+            guard let conn = connection(wsi) else { return -1 }
             return receive(conn, input, len)
 
         case LWS_CALLBACK_SERVER_WRITEABLE:
-            guard let conn = connection(user) else { return 0 }
+            guard let conn = connection(wsi) else { return 0 }
             return writeable(conn)
 
         case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
             // The answer to our close frame: close the socket without echoing (nonzero). An
             // unsolicited close: 0 lets lws echo it and close.
-            guard let conn = connection(user) else { return 0 }
+            guard let conn = connection(wsi) else { return 0 }
             if conn.closeSent { return -1 }
             // RFC 6455 §5.5.1: a close payload is empty or holds a 2-byte code; one byte is a
             // protocol error, answered with 1002 instead of an echo.
@@ -67,11 +67,11 @@ extension Transport {
             return 0
 
         case LWS_CALLBACK_CLOSED:
-            // Also fires for connections refused during the handshake (zeroed user data).
-            if let conn = connection(user), connections.removeValue(forKey: conn.id) != nil {
+            // Also fires for connections refused during the handshake (no connection set).
+            if let conn = connection(wsi), connections.removeValue(forKey: conn.id) != nil {
                 conn.closed = true
                 noteFreeing(conn.queue.memory)
-                user?.storeBytes(of: nil, as: UnsafeRawPointer?.self)
+                lws_set_opaque_user_data(wsi, nil)
                 delegate?.transportDidClose(ConnectionID(raw: conn.id))
             }
             return 0
@@ -137,11 +137,14 @@ extension Transport {
         logger.info("connection cap", metadata: ["connections": "\(cap)"])
     }
 
-    /// The connection of a WebSocket's callback, from lws's per-connection data: an unretained
-    /// reference (`connections` keeps the object until CLOSED clears the data), so a callback
-    /// finds its connection without a table lookup. Nil for other connections (zeroed data).
-    private func connection(_ user: UnsafeMutableRawPointer?) -> Connection? {
-        guard let user, let raw = user.load(as: UnsafeRawPointer?.self) else { return nil }
+    /// The connection of a WebSocket's callback, from the wsi's opaque user pointer: an
+    /// unretained reference (`connections` keeps the object until CLOSED clears the pointer), so
+    /// a callback finds its connection without a table lookup. Nil for other connections (lws
+    /// allocates a wsi zeroed). The pointer sits in the wsi's first cache line, which lws has
+    /// just read to call us; lws's per-session data (`per_session_data_size`, none here) is an
+    /// allocation of its own, a cold line per message at 1,000 connections.
+    private func connection(_ wsi: OpaquePointer) -> Connection? {
+        guard let raw = lws_get_opaque_user_data(wsi) else { return nil }
         return Unmanaged<Connection>.fromOpaque(raw).takeUnretainedValue()
     }
 
@@ -197,14 +200,13 @@ extension Transport {
         _ = bridged_lws_write(wsi, payload.assumingMemoryBound(to: UInt8.self), n, Int32(LWS_WRITE_HTTP_HEADERS.rawValue))
     }
 
-    private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let user else { return -1 }
+    private func established(_ wsi: OpaquePointer) -> Int32 {
         let id = nextConnectionID
         nextConnectionID += 1
         let fd = wireDescriptor(wsi)
         let conn = Connection(id: id, wsi: wsi, fd: fd)
         connections[id] = conn
-        user.storeBytes(of: UnsafeRawPointer(Unmanaged.passUnretained(conn).toOpaque()), as: UnsafeRawPointer?.self)
+        lws_set_opaque_user_data(wsi, Unmanaged.passUnretained(conn).toOpaque())
         bridged_wire_established(fd, Unmanaged.passUnretained(self).toOpaque(), id)
         let peer = peerAddress(wsi)
         let info = ConnectionInfo(origin: header(wsi, WSI_TOKEN_ORIGIN), peerAddress: peer,

@@ -31,7 +31,7 @@ extension Transport {
     /// are still written, then the close frame.
     func failForUnmaskedFrame(_ conn: Connection) {
         conn.discardInput = true
-        conn.closeRequest = (1002, "unmasked frame")
+        conn.closeRequest = CloseRequest(1002, "unmasked frame")
         setCloseGrace(conn)
     }
 

@@ -137,7 +137,7 @@ public final class Transport {
         protocols[0].callback = { wsi, reason, user, input, len in
             Transport.dispatch(wsi, reason, user, input, len)
         }
-        protocols[0].per_session_data_size = MemoryLayout<UnsafeRawPointer>.size  // see `connection(_:)`
+        protocols[0].per_session_data_size = 0  // the connection is the wsi's opaque pointer: see `connection(_:)`
         // lws allocates the receive buffer per connection: small keeps 10,000 idle pages cheap
         // (messages are mostly a few hundred bytes; larger ones arrive in several callbacks).
         protocols[0].rx_buffer_size = Transport.receiveBufferSize
@@ -544,7 +544,7 @@ public final class Transport {
     /// `reason` is truncated to 123 bytes.
     public func close(_ id: ConnectionID, code: UInt16, reason: String) {
         guard !destroying, let conn = connections[id.raw], conn.acceptsMessages else { return }
-        conn.closeRequest = (code, reason)
+        conn.closeRequest = CloseRequest(code, reason)
         requestWritable(conn)
     }
 
@@ -584,7 +584,7 @@ public final class Transport {
         conn.queuedBytes = 0
         conn.headOffset = 0
         conn.discardInput = true
-        conn.closeRequest = (code, reason)
+        conn.closeRequest = CloseRequest(code, reason)
         setCloseGrace(conn)
         requestWritable(conn)
     }
