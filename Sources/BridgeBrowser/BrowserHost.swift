@@ -1063,9 +1063,10 @@ public actor BrowserHost {
             }
             if method == "GET", tab.lastNavigationType != "historyDifferentDocument",
                let decided = tab.decidedNavigations.firstIndex(of: url) {
-                // Handed over when the page asked for it: aborted, not reported again.
+                // Handed over when the page asked for it: aborted, not reported again (not
+                // awaited: the next web view's own request, paused beside it, comes next).
                 tabs[key]?.decidedNavigations.remove(at: decided)
-                _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: tab.cdpSession, timeout: t)
+                _ = cdp.start("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: tab.cdpSession, timeout: t)
                 return
             }
             var postData: [UInt8]?
