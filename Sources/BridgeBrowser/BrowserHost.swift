@@ -30,6 +30,10 @@ public actor BrowserHost {
         /// a link, a form, a `location` change, a meta refresh). Chromium reports none for a
         /// navigation another DevTools client started (Playwright's `page.goto`).
         var pageRequestedNavigation = false
+        /// Navigations of the page already handed to the owner when the page asked for them
+        /// (`Page.frameRequestedNavigation`, see `decidedEarly`), oldest first: the document
+        /// request each one reaches the interception with is aborted and reported no more.
+        var decidedNavigations: [String] = []
         /// The main frame's current navigation was started by another DevTools client, not by
         /// the page: the host loading a url into the web view, let through.
         var foreignLoad = false
@@ -61,6 +65,9 @@ public actor BrowserHost {
         var cdpSession: String
         /// The user agent it was dressed with (a tab that needs another sets its own).
         var userAgent: String
+        /// The session's part of the injected client (`TabScript.prelude`) it was given when
+        /// made, if any: the web view that takes it adds only its own part.
+        var prelude: String?
     }
 
     struct Browser {
@@ -109,6 +116,9 @@ public actor BrowserHost {
     private var makingSpares: [String: Task<Void, Never>] = [:]
     /// session → the user agent of its last tab (its spare is dressed with it).
     private var sessionUserAgents: [String: String] = [:]
+    /// session → the session's part of its tabs' injected client (`createSession`): its spare
+    /// tabs are given it when they are made.
+    private var preludes: [String: String] = [:]
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
     private var popups: [String: TabKey] = [:]
     /// Tabs asked to close and not destroyed yet: CDP session id → target id. Chromium drops a
@@ -237,6 +247,7 @@ public actor BrowserHost {
         spares.removeAll()
         freeContext = nil
         sessionUserAgents.removeAll()
+        preludes.removeAll()
         tabsByCDPSession.removeAll()
         tabsByTarget.removeAll()
         popups.removeAll()
@@ -299,7 +310,7 @@ public actor BrowserHost {
                 browser = nil
                 devtoolsURLBox.value = nil
                 contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
-                spares.removeAll(); freeContext = nil; sessionUserAgents.removeAll()
+                spares.removeAll(); freeContext = nil; sessionUserAgents.removeAll(); preludes.removeAll()
                 closing.removeAll()
                 retire(b.process, generation: b.generation, graceSeconds: 2)
             }
@@ -317,10 +328,13 @@ public actor BrowserHost {
     // MARK: sessions and tabs
 
     /// A new browser context for `session` (idempotent); returns Chromium's id of it
-    /// (`browserContextId`, which a DevTools client such as Playwright sees).
+    /// (`browserContextId`, which a DevTools client such as Playwright sees). `clientPrelude`:
+    /// the session's part of its tabs' injected client (`TabScript.prelude`), given to its
+    /// spare tabs when they are made (none: a spare takes the whole client when it is taken).
     @discardableResult
-    public func createSession(_ session: String) async throws -> String {
+    public func createSession(_ session: String, clientPrelude: String? = nil) async throws -> String {
         let b = try await ensureBrowser()
+        if let clientPrelude, !clientPrelude.isEmpty, preludes[session] == nil { preludes[session] = clientPrelude }
         if let id = contexts[session] { return id }
         // The context made ahead, with its spare tab for the root (one being made is waited for:
         // it started earlier than a new one would).
@@ -355,6 +369,7 @@ public actor BrowserHost {
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
+        preludes[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
@@ -379,7 +394,7 @@ public actor BrowserHost {
     /// A web view closed (`closeTab`) before this returns gets no tab: the one made is closed
     /// and the open fails with `BrowserError.closedWhileOpening`.
     @discardableResult
-    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false,
+    public func openTab(session: String, webview: ItemID, url: String, script: TabScript?, post: NavigationRequest? = nil, root: Bool = false,
                         userAgent: (@Sendable (String) -> String)? = nil) async throws -> String {
         let key = TabKey(session, webview)
         lastTabActivity = DispatchTime.now().uptimeNanoseconds
@@ -399,7 +414,7 @@ public actor BrowserHost {
         return targetId
     }
 
-    private func openTabNow(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest?, root: Bool,
+    private func openTabNow(session: String, webview: ItemID, url: String, script: TabScript?, post: NavigationRequest?, root: Bool,
                             userAgent: (@Sendable (String) -> String)?) async throws -> String {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
@@ -423,7 +438,10 @@ public actor BrowserHost {
             // url's document request waits at the interception until the client is in place
             // (`clientReady`), so the page's first document runs it; an unfetched one (data:)
             // waits for it here.
-            let client = script.map { clientCall(b, cdpSession: s, script: $0) }
+            // (Only the tab's own part when the spare was given the session's part.)
+            let client = script.map { script in
+                clientCall(b, cdpSession: s, script: spare.prelude != nil && spare.prelude == script.prelude ? script.start : script.whole)
+            }
             // In front, as a new tab opens (the spare was made in the background).
             let front = b.cdp.start("Page.bringToFront", session: s, timeout: t)
             do {
@@ -472,7 +490,7 @@ public actor BrowserHost {
 
     /// The spare taken for `key` is not there any more (its renderer died, say): a new tab
     /// instead, unless the web view was closed meanwhile.
-    private func replaceDeadSpare(_ b: Browser, key: TabKey, context: String, url: String, script: String?, post: NavigationRequest?,
+    private func replaceDeadSpare(_ b: Browser, key: TabKey, context: String, url: String, script: TabScript?, post: NavigationRequest?,
                                   root: Bool, userAgent: String) async throws -> String {
         await closeTabNow(session: key.session, webview: key.webview)
         if closedWhileOpening.contains(key) { throw BrowserError.closedWhileOpening("\(key.session) \(key.webview)") }
@@ -484,6 +502,25 @@ public actor BrowserHost {
         if options.isPhone { params["userAgentMetadata"] = BrowserOptions.phoneClientHints(userAgent: userAgent) }
         return params
     }
+
+    /// A navigation the page asks for (`Page.frameRequestedNavigation` of the main frame, an
+    /// http(s) url) is handed to the owner at once when its document request is sure to
+    /// follow as a plain GET in the same tab: a link, a GET form, a `location` assignment, a
+    /// refresh, with no fragment (a `#` may be a same-document change, which is never
+    /// stopped). A POST form (its body is only in the request), a reload, a new tab or window, a
+    /// download and a url with a fragment go the usual way: decided at their paused request.
+    static func decidedEarly(url: String, reason: String?, disposition: String?) -> Bool {
+        guard disposition == nil || disposition == "currentTab", !url.contains("#") else { return false }
+        switch reason {
+        case "anchorClick", "formSubmissionGet", "scriptInitiated", "metaTagRefresh", "httpHeaderRefresh": return true
+        default: return false
+        }
+    }
+
+    /// At most this many navigations decided early wait for their request per tab (a page
+    /// that asks for more before any reaches the network: the oldest is forgotten, and its
+    /// request, if it still comes, is decided again as any other).
+    public static let decidedNavigationsLimit = 4
 
     /// The tab's state and its lookups, before its first call: its events are routed to it.
     private func register(_ key: TabKey, _ tab: Tab, url: String, post: NavigationRequest?) {
@@ -530,7 +567,7 @@ public actor BrowserHost {
     }
 
     /// A new tab in `context`, dressed, loading `url`.
-    private func openNewTab(_ b: Browser, key: TabKey, context: String, url: String, script: String?, post: NavigationRequest?, root: Bool,
+    private func openNewTab(_ b: Browser, key: TabKey, context: String, url: String, script: TabScript?, post: NavigationRequest?, root: Bool,
                             userAgent: String) async throws -> String {
         let t = options.callTimeoutSeconds
         let created = try await b.cdp.call("Target.createTarget", ["url": "about:blank", "browserContextId": .string(context)], timeout: t)
@@ -539,7 +576,7 @@ public actor BrowserHost {
         guard let cdpSession = attached["sessionId"]?.stringValue else { throw BrowserError.browser("no sessionId") }
         register(key, Tab(session: key.session, webview: key.webview, targetId: targetId, cdpSession: cdpSession), url: url, post: post)
         do {
-            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script)
+            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script?.whole)
             try await load(b, cdpSession: cdpSession, url: url, root: root)
         } catch {
             await closeTabNow(session: key.session, webview: key.webview)
@@ -591,13 +628,14 @@ public actor BrowserHost {
         guard options.spareTabs, !shuttingDown, spares[session] == nil, makingSpares[session] == nil,
               let b = browser, let context = contexts[session] else { return }
         let userAgent = sessionUserAgents[session] ?? b.userAgent
-        makingSpares[session] = Task { await self.buildSpare(b, session: session, context: context, userAgent: userAgent) }
+        let prelude = preludes[session]
+        makingSpares[session] = Task { await self.buildSpare(b, session: session, context: context, userAgent: userAgent, prelude: prelude) }
     }
 
-    private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String) async {
+    private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String, prelude: String?) async {
         // Still wanted: the session (its context) and the browser are the same.
         do {
-            spares[session] = try await newSpare(b, context: context, userAgent: userAgent,
+            spares[session] = try await newSpare(b, context: context, userAgent: userAgent, prelude: prelude,
                                                  wanted: { contexts[session] == context && browser?.generation == b.generation })
         } catch is CancellationError {
             debug("\(session): its spare tab was made for nothing (the session or the browser went away)")
@@ -610,9 +648,10 @@ public actor BrowserHost {
         makeFreeContext()
     }
 
-    /// A tab in `context` on `about:blank`, attached and dressed, without an injected client.
-    /// Closed again when a call fails or `wanted()` says no after one.
-    private func newSpare(_ b: Browser, context: String, userAgent: String, wanted: () -> Bool) async throws -> Spare {
+    /// A tab in `context` on `about:blank`, attached and dressed, with the session's part of the
+    /// injected client (`prelude`) when it is known. Closed again when a call fails or
+    /// `wanted()` says no after one.
+    private func newSpare(_ b: Browser, context: String, userAgent: String, prelude: String? = nil, wanted: () -> Bool) async throws -> Spare {
         let t = options.callTimeoutSeconds
         var targetId: String?
         do {
@@ -622,9 +661,9 @@ public actor BrowserHost {
             guard let id = targetId, wanted() else { throw CancellationError() }
             let attached = try await b.cdp.call("Target.attachToTarget", ["targetId": .string(id), "flatten": true], timeout: t)
             guard let cdpSession = attached["sessionId"]?.stringValue, wanted() else { throw CancellationError() }
-            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: nil)
+            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: prelude)
             guard wanted() else { throw CancellationError() }
-            return Spare(targetId: id, cdpSession: cdpSession, userAgent: userAgent)
+            return Spare(targetId: id, cdpSession: cdpSession, userAgent: userAgent, prelude: prelude)
         } catch {
             if let targetId {
                 _ = try? await b.cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: t)
@@ -967,6 +1006,18 @@ public actor BrowserHost {
                   let scheme = url.split(separator: ":", maxSplits: 1).first?.lowercased() else { return }
             if ["http", "https"].contains(scheme) {
                 tabs[key]?.pageRequestedNavigation = true
+                if options.decidesNavigationsEarly, !tab.ownLoadPending, tab.clientReady == nil,
+                   Self.decidedEarly(url: url, reason: event.params["reason"]?.stringValue, disposition: event.params["disposition"]?.stringValue) {
+                    // Decided where a native shell decides (a web view's navigation action),
+                    // not once the request reaches the network: the next web view's tab
+                    // loads while this tab's own navigation starts. Its request is aborted
+                    // when it comes (below).
+                    var decided = tab.decidedNavigations
+                    if decided.count == Self.decidedNavigationsLimit { decided.removeFirst() }
+                    decided.append(url)
+                    tabs[key]?.decidedNavigations = decided
+                    emit(.navigationRequested(session: tab.session, webview: tab.webview, request: NavigationRequest(url: url)))
+                }
                 return
             }
             guard !["about", "data", "blob", "javascript", "file"].contains(scheme) else { return }
@@ -1008,6 +1059,14 @@ public actor BrowserHost {
                     return
                 }
                 _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
+                return
+            }
+            if method == "GET", tab.lastNavigationType != "historyDifferentDocument",
+               let decided = tab.decidedNavigations.firstIndex(of: url) {
+                // Handed over when the page asked for it: aborted, not reported again (not
+                // awaited: the next web view's own request, paused beside it, comes next).
+                tabs[key]?.decidedNavigations.remove(at: decided)
+                _ = cdp.start("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: tab.cdpSession, timeout: t)
                 return
             }
             var postData: [UInt8]?

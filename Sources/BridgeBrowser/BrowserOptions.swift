@@ -37,6 +37,12 @@ public struct BrowserOptions: Sendable {
     public var spareTabsSetting: Bool?
     /// Whether sessions keep a spare tab: `spareTabsSetting`, by default on without `devtools`.
     public var spareTabs: Bool { spareTabsSetting ?? !devtools }
+    /// Whether a navigation the page asks for is handed over at once (`Page.frameRequestedNavigation`:
+    /// the next web view's tab loads while the old tab's request is still on its way) rather
+    /// than once its request reaches bridged's interception: not with `devtools`, where another
+    /// DevTools client's interception comes first and may answer the request itself (a
+    /// Playwright route that fulfils a document keeps it in place: docs/PLAYWRIGHT.md).
+    public var decidesNavigationsEarly: Bool { !devtools }
     /// The context made ahead for the next session (with spare tabs) waits until no web view's
     /// page has opened or reported anything for this long: made while a session's pages load,
     /// its renderer's start competed with them for the machine's cores (docs/BROWSER.md,

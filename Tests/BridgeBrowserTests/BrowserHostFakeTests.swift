@@ -78,6 +78,113 @@ import Testing
         #expect(chromium.methods().last == "Browser.close")
     }
 
+    /// The navigations of `events` so far.
+    func navigations() -> [NavigationRequest] {
+        events.all.compactMap { if case .navigationRequested(_, _, let request) = $0 { request } else { nil } }
+    }
+
+    /// The page asks for `url` (`Page.frameRequestedNavigation` of `T1`, the main frame).
+    func pageAsks(_ url: String, reason: String, disposition: String = "currentTab") {
+        chromium.emit("Page.frameRequestedNavigation", ["frameId": "T1", "url": .string(url), "reason": .string(reason), "disposition": .string(disposition)], session: "S-T1")
+    }
+
+    /// `T1`'s main-frame document request for `url` reaches the interception as `id`; returns
+    /// what the host answered it (`Fetch.failRequest` or `Fetch.continueRequest`).
+    func requestArrives(_ id: String, _ url: String, method: String = "GET") async throws -> CDPCommand {
+        chromium.emit("Fetch.requestPaused", ["requestId": .string(id), "frameId": "T1", "request": ["url": .string(url), "method": .string(method), "headers": ["Accept": "text/html"]]], session: "S-T1")
+        return try await chromium.next("Fetch.failRequest", where: { $0.params["requestId"]?.stringValue == id })
+    }
+
+    @Test func aPlainNavigationIsHandedOverWhenThePageAsksForItAndItsRequestIsAbortedSilently() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        _ = try await chromium.next("Fetch.continueRequest")
+        // A link: handed over before any request exists (the next web view's tab can load meanwhile).
+        pageAsks("http://app.test/b", reason: "anchorClick")
+        let early = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(early == .navigationRequested(session: "s1", webview: .webview(1), request: NavigationRequest(url: "http://app.test/b")))
+        #expect(!chromium.methods(session: "S-T1").contains("Fetch.failRequest"))
+        // Its request, when it comes, is aborted and not reported again.
+        let aborted = try await requestArrives("r2", "http://app.test/b")
+        #expect(aborted.params == ["requestId": "r2", "errorReason": "Aborted"])
+        // Every other kind the page can ask for, each handed over once (a GET form, a `location`
+        // assignment, a meta refresh, a Refresh header).
+        for (n, reason) in ["formSubmissionGet", "scriptInitiated", "metaTagRefresh", "httpHeaderRefresh"].enumerated() {
+            pageAsks("http://app.test/c\(n)?q=1", reason: reason)
+            _ = try await requestArrives("r\(n + 3)", "http://app.test/c\(n)?q=1")
+        }
+        // A request with no navigation handed over before it is reported as ever (a link with a
+        // fragment: the request has none).
+        pageAsks("http://app.test/z#f", reason: "anchorClick")
+        _ = try await requestArrives("r9", "http://app.test/z")
+        _ = try await events.next { if case .navigationRequested(_, _, let r) = $0 { r.url == "http://app.test/z" } else { false } }
+        #expect(navigations().map(\.url) == ["http://app.test/b", "http://app.test/c0?q=1", "http://app.test/c1?q=1", "http://app.test/c2?q=1",
+                                             "http://app.test/c3?q=1", "http://app.test/z"])
+        // The one reported at its request carries what the request said (its headers).
+        #expect(navigations().last?.headers == ["Accept": "text/html"])
+    }
+
+    @Test func navigationsThatMayNotReachTheNetworkAsAskedAreDecidedAtTheirRequest() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        _ = try await chromium.next("Fetch.continueRequest")
+        // A url with a fragment (may be the same document), a new tab, a download, a reason that
+        // is not a plain navigation, no reason at all: nothing until the request comes.
+        pageAsks("http://app.test/b#top", reason: "anchorClick")
+        pageAsks("http://app.test/c", reason: "anchorClick", disposition: "newTab")
+        pageAsks("http://app.test/d", reason: "anchorClick", disposition: "download")
+        pageAsks("http://app.test/e", reason: "other")
+        pageAsks("http://app.test/f", reason: "initialFrameNavigation")
+        chromium.emit("Page.frameRequestedNavigation", ["frameId": "T1", "url": "http://app.test/g"], session: "S-T1")
+        // A frame inside the page: not the tab's navigation.
+        chromium.emit("Page.frameRequestedNavigation", ["frameId": "F9", "url": "http://app.test/h", "reason": "anchorClick", "disposition": "currentTab"], session: "S-T1")
+        // (A marker the host reports in order after the events above.)
+        chromium.emit("Page.navigatedWithinDocument", ["frameId": "T1", "url": "http://app.test/a#x"], session: "S-T1")
+        _ = try await events.next { if case .urlChanged = $0 { true } else { false } }
+        #expect(navigations().isEmpty)
+        // The url with a fragment is reported at its request, as before.
+        _ = try await requestArrives("r2", "http://app.test/b")
+        _ = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(navigations().map(\.url) == ["http://app.test/b"])
+    }
+
+    /// With `devtools`, another DevTools client's interception comes before bridged's and may
+    /// answer a document request itself (a Playwright route that fulfils it): every navigation
+    /// is decided at its request, as one that reaches bridged.
+    @Test func withDevToolsEveryNavigationIsDecidedAtItsRequest() async throws {
+        let host = makeHost { $0.devtools = true }
+        try await rootTab(host)
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        _ = try await chromium.next("Fetch.continueRequest")
+        pageAsks("http://app.test/b", reason: "anchorClick")
+        chromium.emit("Page.navigatedWithinDocument", ["frameId": "T1", "url": "http://app.test/a#x"], session: "S-T1")
+        _ = try await events.next { if case .urlChanged = $0 { true } else { false } }
+        #expect(navigations().isEmpty)
+        _ = try await requestArrives("r2", "http://app.test/b")
+        _ = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(navigations().map(\.url) == ["http://app.test/b"] && navigations()[0].headers == ["Accept": "text/html"])
+    }
+
+    @Test func aPageThatAsksForMoreNavigationsThanTheLimitBeforeAnyRequestHasTheOldestDecidedAgain() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        _ = try await chromium.next("Fetch.continueRequest")
+        let limit = BrowserHost.decidedNavigationsLimit
+        for n in 0...limit { pageAsks("http://app.test/p\(n)", reason: "scriptInitiated") }
+        _ = try await events.next { if case .navigationRequested(_, _, let r) = $0 { r.url == "http://app.test/p\(limit)" } else { false } }
+        #expect(navigations().count == limit + 1)
+        // The newest `limit` are remembered: their requests are aborted silently...
+        for n in 1...limit { _ = try await requestArrives("r\(n)x", "http://app.test/p\(n)") }
+        // ...the oldest one's request is a navigation of its own again.
+        _ = try await requestArrives("r0x", "http://app.test/p0")
+        // (Reported at its request: with the request's headers.)
+        _ = try await events.next { if case .navigationRequested(_, _, let r) = $0 { !r.headers.isEmpty } else { false } }
+        #expect(navigations().map(\.url) == (0...limit).map { "http://app.test/p\($0)" } + ["http://app.test/p0"])
+    }
+
     @Test func aNavigationThePageStartsIsStoppedAndReported() async throws {
         let host = makeHost()
         try await rootTab(host)
