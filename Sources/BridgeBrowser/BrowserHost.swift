@@ -65,9 +65,6 @@ public actor BrowserHost {
         var cdpSession: String
         /// The user agent it was dressed with (a tab that needs another sets its own).
         var userAgent: String
-        /// The session's part of the injected client (`TabScript.prelude`) it was given when
-        /// made, if any: the web view that takes it adds only its own part.
-        var prelude: String?
     }
 
     struct Browser {
@@ -116,9 +113,6 @@ public actor BrowserHost {
     private var makingSpares: [String: Task<Void, Never>] = [:]
     /// session → the user agent of its last tab (its spare is dressed with it).
     private var sessionUserAgents: [String: String] = [:]
-    /// session → the session's part of its tabs' injected client (`createSession`): its spare
-    /// tabs are given it when they are made.
-    private var preludes: [String: String] = [:]
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
     private var popups: [String: TabKey] = [:]
     /// Tabs asked to close and not destroyed yet: CDP session id → target id. Chromium drops a
@@ -247,7 +241,6 @@ public actor BrowserHost {
         spares.removeAll()
         freeContext = nil
         sessionUserAgents.removeAll()
-        preludes.removeAll()
         tabsByCDPSession.removeAll()
         tabsByTarget.removeAll()
         popups.removeAll()
@@ -310,7 +303,7 @@ public actor BrowserHost {
                 browser = nil
                 devtoolsURLBox.value = nil
                 contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
-                spares.removeAll(); freeContext = nil; sessionUserAgents.removeAll(); preludes.removeAll()
+                spares.removeAll(); freeContext = nil; sessionUserAgents.removeAll()
                 closing.removeAll()
                 retire(b.process, generation: b.generation, graceSeconds: 2)
             }
@@ -328,13 +321,10 @@ public actor BrowserHost {
     // MARK: sessions and tabs
 
     /// A new browser context for `session` (idempotent); returns Chromium's id of it
-    /// (`browserContextId`, which a DevTools client such as Playwright sees). `clientPrelude`:
-    /// the session's part of its tabs' injected client (`TabScript.prelude`), given to its
-    /// spare tabs when they are made (none: a spare takes the whole client when it is taken).
+    /// (`browserContextId`, which a DevTools client such as Playwright sees).
     @discardableResult
-    public func createSession(_ session: String, clientPrelude: String? = nil) async throws -> String {
+    public func createSession(_ session: String) async throws -> String {
         let b = try await ensureBrowser()
-        if let clientPrelude, !clientPrelude.isEmpty, preludes[session] == nil { preludes[session] = clientPrelude }
         if let id = contexts[session] { return id }
         // The context made ahead, with its spare tab for the root (one being made is waited for:
         // it started earlier than a new one would).
@@ -369,7 +359,6 @@ public actor BrowserHost {
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
-        preludes[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
@@ -394,7 +383,7 @@ public actor BrowserHost {
     /// A web view closed (`closeTab`) before this returns gets no tab: the one made is closed
     /// and the open fails with `BrowserError.closedWhileOpening`.
     @discardableResult
-    public func openTab(session: String, webview: ItemID, url: String, script: TabScript?, post: NavigationRequest? = nil, root: Bool = false,
+    public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false,
                         userAgent: (@Sendable (String) -> String)? = nil) async throws -> String {
         let key = TabKey(session, webview)
         lastTabActivity = DispatchTime.now().uptimeNanoseconds
@@ -414,7 +403,7 @@ public actor BrowserHost {
         return targetId
     }
 
-    private func openTabNow(session: String, webview: ItemID, url: String, script: TabScript?, post: NavigationRequest?, root: Bool,
+    private func openTabNow(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest?, root: Bool,
                             userAgent: (@Sendable (String) -> String)?) async throws -> String {
         let b = try await ensureBrowser()
         guard let context = contexts[session] else { throw BrowserError.unknownTarget("session \(session)") }
@@ -438,10 +427,7 @@ public actor BrowserHost {
             // url's document request waits at the interception until the client is in place
             // (`clientReady`), so the page's first document runs it; an unfetched one (data:)
             // waits for it here.
-            // (Only the tab's own part when the spare was given the session's part.)
-            let client = script.map { script in
-                clientCall(b, cdpSession: s, script: spare.prelude != nil && spare.prelude == script.prelude ? script.start : script.whole)
-            }
+            let client = script.map { clientCall(b, cdpSession: s, script: $0) }
             // In front, as a new tab opens (the spare was made in the background).
             let front = b.cdp.start("Page.bringToFront", session: s, timeout: t)
             do {
@@ -490,7 +476,7 @@ public actor BrowserHost {
 
     /// The spare taken for `key` is not there any more (its renderer died, say): a new tab
     /// instead, unless the web view was closed meanwhile.
-    private func replaceDeadSpare(_ b: Browser, key: TabKey, context: String, url: String, script: TabScript?, post: NavigationRequest?,
+    private func replaceDeadSpare(_ b: Browser, key: TabKey, context: String, url: String, script: String?, post: NavigationRequest?,
                                   root: Bool, userAgent: String) async throws -> String {
         await closeTabNow(session: key.session, webview: key.webview)
         if closedWhileOpening.contains(key) { throw BrowserError.closedWhileOpening("\(key.session) \(key.webview)") }
@@ -567,7 +553,7 @@ public actor BrowserHost {
     }
 
     /// A new tab in `context`, dressed, loading `url`.
-    private func openNewTab(_ b: Browser, key: TabKey, context: String, url: String, script: TabScript?, post: NavigationRequest?, root: Bool,
+    private func openNewTab(_ b: Browser, key: TabKey, context: String, url: String, script: String?, post: NavigationRequest?, root: Bool,
                             userAgent: String) async throws -> String {
         let t = options.callTimeoutSeconds
         let created = try await b.cdp.call("Target.createTarget", ["url": "about:blank", "browserContextId": .string(context)], timeout: t)
@@ -576,7 +562,7 @@ public actor BrowserHost {
         guard let cdpSession = attached["sessionId"]?.stringValue else { throw BrowserError.browser("no sessionId") }
         register(key, Tab(session: key.session, webview: key.webview, targetId: targetId, cdpSession: cdpSession), url: url, post: post)
         do {
-            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script?.whole)
+            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script)
             try await load(b, cdpSession: cdpSession, url: url, root: root)
         } catch {
             await closeTabNow(session: key.session, webview: key.webview)
@@ -628,14 +614,13 @@ public actor BrowserHost {
         guard options.spareTabs, !shuttingDown, spares[session] == nil, makingSpares[session] == nil,
               let b = browser, let context = contexts[session] else { return }
         let userAgent = sessionUserAgents[session] ?? b.userAgent
-        let prelude = preludes[session]
-        makingSpares[session] = Task { await self.buildSpare(b, session: session, context: context, userAgent: userAgent, prelude: prelude) }
+        makingSpares[session] = Task { await self.buildSpare(b, session: session, context: context, userAgent: userAgent) }
     }
 
-    private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String, prelude: String?) async {
+    private func buildSpare(_ b: Browser, session: String, context: String, userAgent: String) async {
         // Still wanted: the session (its context) and the browser are the same.
         do {
-            spares[session] = try await newSpare(b, context: context, userAgent: userAgent, prelude: prelude,
+            spares[session] = try await newSpare(b, context: context, userAgent: userAgent,
                                                  wanted: { contexts[session] == context && browser?.generation == b.generation })
         } catch is CancellationError {
             debug("\(session): its spare tab was made for nothing (the session or the browser went away)")
@@ -648,10 +633,9 @@ public actor BrowserHost {
         makeFreeContext()
     }
 
-    /// A tab in `context` on `about:blank`, attached and dressed, with the session's part of the
-    /// injected client (`prelude`) when it is known. Closed again when a call fails or
-    /// `wanted()` says no after one.
-    private func newSpare(_ b: Browser, context: String, userAgent: String, prelude: String? = nil, wanted: () -> Bool) async throws -> Spare {
+    /// A tab in `context` on `about:blank`, attached and dressed, without an injected client.
+    /// Closed again when a call fails or `wanted()` says no after one.
+    private func newSpare(_ b: Browser, context: String, userAgent: String, wanted: () -> Bool) async throws -> Spare {
         let t = options.callTimeoutSeconds
         var targetId: String?
         do {
@@ -661,9 +645,9 @@ public actor BrowserHost {
             guard let id = targetId, wanted() else { throw CancellationError() }
             let attached = try await b.cdp.call("Target.attachToTarget", ["targetId": .string(id), "flatten": true], timeout: t)
             guard let cdpSession = attached["sessionId"]?.stringValue, wanted() else { throw CancellationError() }
-            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: prelude)
+            try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: nil)
             guard wanted() else { throw CancellationError() }
-            return Spare(targetId: id, cdpSession: cdpSession, userAgent: userAgent, prelude: prelude)
+            return Spare(targetId: id, cdpSession: cdpSession, userAgent: userAgent)
         } catch {
             if let targetId {
                 _ = try? await b.cdp.call("Target.closeTarget", ["targetId": .string(targetId)], timeout: t)

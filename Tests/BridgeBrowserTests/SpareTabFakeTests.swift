@@ -96,51 +96,6 @@ import Testing
         await host.shutdown()
     }
 
-    /// A session created with the session's part of its client (`clientPrelude`): its spare is
-    /// given that part when it is made, and the web view that takes it adds only its own part
-    /// (small: the renderer's answer to it, which the load's request waits for, comes sooner).
-    /// A script with another session's part is added whole; so is the root's, whose spare (the
-    /// context made ahead) was made before the session existed.
-    @Test func aSpareMadeWithTheSessionsPartOfTheClientTakesOnlyTheTabsPart() async throws {
-        let host = makeHost()
-        let w1 = TabScript(prelude: "session-part", start: "claim-W1")
-        try await host.createSession("s1", clientPrelude: w1.prelude)
-        try await host.openTab(session: "s1", webview: .webview(1), url: "http://app.test/a", script: w1, root: true)
-        #expect(try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T1" }.params["source"] == "session-part\nclaim-W1")
-        try await loaded("S-T1")
-        #expect(await host.spareTargetId(session: "s1") == "T2")
-        // The spare: dressed, then given the session's part.
-        #expect(Set(chromium.methods(session: "S-T2").prefix(7)) == Self.setup)
-        #expect(Array(chromium.methods(session: "S-T2").dropFirst(7)) == ["Page.addScriptToEvaluateOnNewDocument"])
-        #expect(try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T2" }.params
-            == ["source": "session-part", "runImmediately": true])
-
-        // W2 takes it: only its own part, then to front, then the load.
-        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: TabScript(prelude: "session-part", start: "claim-W2")) == "T2")
-        #expect(Array(chromium.methods(session: "S-T2").dropFirst(8)) == ["Page.addScriptToEvaluateOnNewDocument", "Page.bringToFront", "Page.navigate"])
-        #expect(try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T2" }.params
-            == ["source": "claim-W2", "runImmediately": true])
-        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
-        #expect(try await chromium.next("Fetch.continueRequest") { $0.sessionId == "S-T2" }.params == ["requestId": "r1"])
-
-        // W3 with a script whose session part differs (not the one the spare has): whole.
-        try await loaded("S-T2")
-        let spare = try #require(await host.spareTargetId(session: "s1"))
-        let spareSession = "S-" + spare
-        _ = try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == spareSession }
-        #expect(try await host.openTab(session: "s1", webview: .webview(3), url: "http://app.test/c", script: TabScript(prelude: "other-part", start: "claim-W3")) == spare)
-        #expect(try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == spareSession }.params
-            == ["source": "other-part\nclaim-W3", "runImmediately": true])
-
-        // A second session's root takes the context made ahead, whose spare has no client part.
-        let ahead = try #require(await host.contextAhead())
-        try await host.createSession("s2", clientPrelude: "s2-part")
-        #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/a", script: TabScript(prelude: "s2-part", start: "claim-s2-W1"), root: true) == ahead.target)
-        #expect(try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-" + ahead.target }.params
-            == ["source": "s2-part\nclaim-s2-W1", "runImmediately": true])
-        await host.shutdown()
-    }
-
     /// A web view closed while its tab is being opened (a modal dismissed at once, its spare
     /// still being made or, here, its `Target.createTarget` not answered): the tab is closed once made
     /// and the open fails, rather than the tab staying in front of the web view below (which
@@ -257,7 +212,7 @@ import Testing
     /// client's call on the tab `cdpSession` held unanswered (other tabs' are answered): the
     /// open's task and the held call.
     func openHoldingTheClient(_ host: BrowserHost, session: String = "s1", webview: ItemID = .webview(2), url: String = "http://app.test/b",
-                              script: TabScript = "w2", root: Bool = false, cdpSession: String = "S-T2") async throws
+                              script: String = "w2", root: Bool = false, cdpSession: String = "S-T2") async throws
         -> (open: Task<String, any Error>, client: CDPCommand) {
         let held = Inbox<CDPCommand>()
         chromium.on("Page.addScriptToEvaluateOnNewDocument") { command in

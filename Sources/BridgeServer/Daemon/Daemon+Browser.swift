@@ -49,9 +49,11 @@ final class BrowserSide {
                                                 classicBridge: InjectedClient.classicBridge(configuration.bridgeJS))
     }
 
-    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil) -> TabScript {
-        injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token, astro: hotwire == nil,
-                        hotwire: hotwire.map { InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: $0) })
+    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil) -> String {
+        let client = injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token,
+                                     astro: hotwire == nil)
+        guard let hotwire else { return client }
+        return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire)
     }
 }
 
@@ -105,7 +107,7 @@ extension Daemon {
             let logger = self.logger
             onHost { host in
                 do {
-                    if root { try await host.createSession(session, clientPrelude: script.prelude) }
+                    if root { try await host.createSession(session) }
                     let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
                                                           userAgent: tabUserAgent)
                     let contextId = await host.browserContextId(session: session) ?? ""
