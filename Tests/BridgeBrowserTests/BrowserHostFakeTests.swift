@@ -78,6 +78,13 @@ import Testing
         #expect(chromium.methods().last == "Browser.close")
     }
 
+    /// `rootTab`, its own load let through the interception (`r1`).
+    func rootTabLoading(_ host: BrowserHost) async throws {
+        try await rootTab(host)
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        _ = try await chromium.next("Fetch.continueRequest")
+    }
+
     /// The navigations of `events` so far.
     func navigations() -> [NavigationRequest] {
         events.all.compactMap { if case .navigationRequested(_, _, let request) = $0 { request } else { nil } }
@@ -97,9 +104,7 @@ import Testing
 
     @Test func aPlainNavigationIsHandedOverWhenThePageAsksForItAndItsRequestIsAbortedSilently() async throws {
         let host = makeHost()
-        try await rootTab(host)
-        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
-        _ = try await chromium.next("Fetch.continueRequest")
+        try await rootTabLoading(host)
         // A link: handed over before any request exists (the next web view's tab can load meanwhile).
         pageAsks("http://app.test/b", reason: "anchorClick")
         let early = try await events.next { if case .navigationRequested = $0 { true } else { false } }
@@ -127,9 +132,7 @@ import Testing
 
     @Test func navigationsThatMayNotReachTheNetworkAsAskedAreDecidedAtTheirRequest() async throws {
         let host = makeHost()
-        try await rootTab(host)
-        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
-        _ = try await chromium.next("Fetch.continueRequest")
+        try await rootTabLoading(host)
         // A url with a fragment (may be the same document), a new tab, a download, a reason that
         // is not a plain navigation, no reason at all: nothing until the request comes.
         pageAsks("http://app.test/b#top", reason: "anchorClick")
@@ -155,9 +158,7 @@ import Testing
     /// is decided at its request, as one that reaches bridged.
     @Test func withDevToolsEveryNavigationIsDecidedAtItsRequest() async throws {
         let host = makeHost { $0.devtools = true }
-        try await rootTab(host)
-        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
-        _ = try await chromium.next("Fetch.continueRequest")
+        try await rootTabLoading(host)
         pageAsks("http://app.test/b", reason: "anchorClick")
         chromium.emit("Page.navigatedWithinDocument", ["frameId": "T1", "url": "http://app.test/a#x"], session: "S-T1")
         _ = try await events.next { if case .urlChanged = $0 { true } else { false } }
@@ -169,9 +170,7 @@ import Testing
 
     @Test func aPageThatAsksForMoreNavigationsThanTheLimitBeforeAnyRequestHasTheOldestDecidedAgain() async throws {
         let host = makeHost()
-        try await rootTab(host)
-        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
-        _ = try await chromium.next("Fetch.continueRequest")
+        try await rootTabLoading(host)
         let limit = BrowserHost.decidedNavigationsLimit
         for n in 0...limit { pageAsks("http://app.test/p\(n)", reason: "scriptInitiated") }
         _ = try await events.next { if case .navigationRequested(_, _, let r) = $0 { r.url == "http://app.test/p\(limit)" } else { false } }
