@@ -32,8 +32,9 @@ public actor BrowserHost {
         var pageRequestedNavigation = false
         /// Navigations of the page already handed to the owner when the page asked for them
         /// (`Page.frameRequestedNavigation`, see `decidedEarly`), oldest first: the document
-        /// request each one reaches the interception with is aborted and reported no more.
-        var decidedNavigations: [String] = []
+        /// request each one reaches the interception with is aborted and reported no more, within
+        /// `BrowserOptions.decidedNavigationSeconds` (`DispatchTime` nanoseconds: when handed over).
+        var decidedNavigations: [(url: String, at: UInt64)] = []
         /// The main frame's current navigation was started by another DevTools client, not by
         /// the page: the host loading a url into the web view, let through.
         var foreignLoad = false
@@ -998,7 +999,7 @@ public actor BrowserHost {
                     // when it comes (below).
                     var decided = tab.decidedNavigations
                     if decided.count == Self.decidedNavigationsLimit { decided.removeFirst() }
-                    decided.append(url)
+                    decided.append((url, DispatchTime.now().uptimeNanoseconds))
                     tabs[key]?.decidedNavigations = decided
                     emit(.navigationRequested(session: tab.session, webview: tab.webview, request: NavigationRequest(url: url)))
                 }
@@ -1045,8 +1046,14 @@ public actor BrowserHost {
                 _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
                 return
             }
+            if !tab.decidedNavigations.isEmpty {
+                // Those that never came within the window are forgotten.
+                let window = UInt64(max(0, options.decidedNavigationSeconds) * 1_000_000_000)
+                let now = DispatchTime.now().uptimeNanoseconds
+                tabs[key]?.decidedNavigations.removeAll { now &- $0.at > window }
+            }
             if method == "GET", tab.lastNavigationType != "historyDifferentDocument",
-               let decided = tab.decidedNavigations.firstIndex(of: url) {
+               let decided = tabs[key]?.decidedNavigations.firstIndex(where: { $0.url == url }) {
                 // Handed over when the page asked for it: aborted, not reported again (not
                 // awaited: the next web view's own request, paused beside it, comes next).
                 tabs[key]?.decidedNavigations.remove(at: decided)

@@ -43,6 +43,11 @@ public struct BrowserOptions: Sendable {
     /// DevTools client's interception comes first and may answer the request itself (a
     /// Playwright route that fulfils a document keeps it in place: docs/PLAYWRIGHT.md).
     public var decidesNavigationsEarly: Bool { !devtools }
+    /// How long a navigation handed over when the page asked for it waits for its request to be
+    /// aborted silently: one that never reached the network (stopped by `beforeunload`,
+    /// replaced by another) is forgotten after this, so a later request for the same url (a
+    /// link to it with a fragment, say) is a navigation of its own, not taken for the old one's.
+    public var decidedNavigationSeconds: Double = 10
     /// The context made ahead for the next session (with spare tabs) waits until no web view's
     /// page has opened or reported anything for this long: made while a session's pages load,
     /// its renderer's start competed with them for the machine's cores (docs/BROWSER.md,

@@ -153,6 +153,23 @@ import Testing
         #expect(navigations().map(\.url) == ["http://app.test/b"])
     }
 
+    /// A navigation handed over whose request does not come within
+    /// `decidedNavigationSeconds` (it never reached the network) is forgotten: a later request
+    /// for the same url is a navigation of its own. (A window of 0: forgotten at once; the
+    /// default keeps it, as the tests above show.)
+    @Test func aNavigationHandedOverIsForgottenWhenItsRequestDoesNotComeInTime() async throws {
+        let host = makeHost { $0.decidedNavigationSeconds = 0 }
+        try await rootTabLoading(host)
+        pageAsks("http://app.test/b", reason: "anchorClick")
+        _ = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        // (A link to it with a fragment, much later: its request has no fragment.)
+        pageAsks("http://app.test/b#part", reason: "anchorClick")
+        _ = try await requestArrives("r2", "http://app.test/b")
+        let again = try await events.next { if case .navigationRequested = $0 { true } else { false } }
+        #expect(again == .navigationRequested(session: "s1", webview: .webview(1), request: NavigationRequest(url: "http://app.test/b", headers: ["Accept": "text/html"])))
+        #expect(BrowserOptions().decidedNavigationSeconds == 10)
+    }
+
     /// With `devtools`, another DevTools client's interception comes before bridged's and may
     /// answer a document request itself (a Playwright route that fulfils it): every navigation
     /// is decided at its request, as one that reaches bridged.
