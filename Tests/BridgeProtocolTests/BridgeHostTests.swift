@@ -21,18 +21,26 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
 /// hears back typed results (`HostResult`); the snapshot rule and the waiting connections are
 /// state of the Bridge, checked with whole-`Bridge` equality.
 @Suite struct BridgeHostTests {
-    /// A browser session whose root tab opened; returns the creating controller, the session
-    /// and W1's token.
-    static func browserSession(_ h: inout BridgeHarness, url: String = "http://h/a/") -> (ClientID, String, String) {
+    /// A controller's `session.create {url, browser: true}`, waiting for its root tab: the
+    /// controller, the request's id, the `openTab` the Bridge asked for (nil: none, recorded).
+    static func creating(_ h: inout BridgeHarness, url: String = "http://h/a/") -> (ctl: ClientID, id: Int64, open: HostWork?) {
         let ctl = h.controller()
         _ = h.take(ctl)
         let id = h.nextID
         // The reply waits for the browser's tab.
         #expect(h.request(ctl, "session.create", ["url": .string(url), "browser": true]) == .null)
-        guard case .openTab(let sid, let webview, let tabURL, let token, let post, let root)? = h.hostCalls.last else {
+        guard let open = h.hostCalls.last, case .openTab = open else {
             Issue.record("no openTab in \(h.hostCalls)")
-            return (ctl, "", "")
+            return (ctl, id, nil)
         }
+        return (ctl, id, open)
+    }
+
+    /// A browser session whose root tab opened; returns the creating controller, the session
+    /// and W1's token.
+    static func browserSession(_ h: inout BridgeHarness, url: String = "http://h/a/") -> (ClientID, String, String) {
+        let (ctl, id, open) = creating(&h, url: url)
+        guard case .openTab(let sid, let webview, let tabURL, let token, let post, let root)? = open else { return (ctl, "", "") }
         #expect(webview == .webview(1) && tabURL == url && post == nil && root)
         #expect(h.bridge.isHeld(ctl))
         #expect(h.inbox[ctl]!.isEmpty, "nothing for the creator before its reply")
@@ -58,11 +66,8 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
 
     @Test func theRootTabFailingAbandonsTheSession() {
         var h = BridgeHarness()
-        let ctl = h.controller()
-        _ = h.take(ctl)
-        let id = h.nextID
-        h.request(ctl, "session.create", ["url": "http://h/a/", "browser": true])
-        guard case .openTab(let sid, _, _, _, _, _)? = h.hostCalls.last else { Issue.record("no openTab"); return }
+        let (ctl, id, open) = Self.creating(&h)
+        guard case .openTab(let sid, _, _, _, _, _)? = open else { return }
         h.host(.tabFailed(session: sid, webview: .webview(1), url: "http://h/a/", reason: "net::ERR_NAME_NOT_RESOLVED"))
         let frames = h.take(ctl)
         #expect(frames.first?["id"] == .int(id))
@@ -203,11 +208,8 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
     @Test(arguments: waitingFrames)
     func framesOfAWaitingConnectionAreAnsweredInTurn(_ row: WaitingFrame) {
         var h = BridgeHarness()
-        let ctl = h.controller()
-        _ = h.take(ctl)
-        let createID = h.nextID
-        h.request(ctl, "session.create", ["url": "http://h/a/", "browser": true])
-        guard case .openTab(let sid, _, _, _, _, _)? = h.hostCalls.last else { Issue.record("no openTab"); return }
+        let (ctl, createID, open) = Self.creating(&h)
+        guard case .openTab(let sid, _, _, _, _, _)? = open else { return }
         h.raw(ctl, row.frame)
         h.raw(ctl, #"{"id":50,"method":"ping"}"#)
         #expect(h.bridge.isHeld(ctl))
