@@ -157,6 +157,32 @@ import Testing
         #expect(image?.status == 200 && image?.body == FakeChromium.jpeg)
     }
 
+    @Test func aWebViewsOverlayChangesReachItsPageInTheOrderTheBridgeAskedForThem() async throws {
+        let (daemon, fake) = make()
+        let (_, session, token) = try await browserSession(fake)
+        _ = try Self.page(fake, session, token)
+        let creates: @Sendable (CDPCommand) -> Bool = { $0.params["expression"]?.stringValue?.contains("createElement") == true }
+        let removes: @Sendable (CDPCommand) -> Bool = { $0.params["expression"]?.stringValue?.contains("?.remove()") == true }
+        // The page is slow to answer the overlay being shown.
+        chromium.on("Runtime.evaluate") { creates($0) ? .later : .result(["result": ["type": "boolean", "value": true]]) }
+        // The foreground shown and at once removed (a `pwa-rendered` right after its
+        // `pwa-navigate`), then other work for the same tab.
+        daemon.performHost(.showOverlay(session: session, webview: .webview(1), image: nil))
+        daemon.performHost(.removeOverlay(session: session, webview: .webview(1)))
+        daemon.performHost(.showTab(session: session, webview: .webview(1)))
+        let shown = try await chromium.next("Runtime.evaluate", where: creates)
+        try await chromium.next("Page.bringToFront")
+        // The tab's other work went ahead; the removal waits for the page to have shown it.
+        #expect(!chromium.commands.all.contains(where: removes), "\(chromium.methods(session: "S-T1"))")
+        chromium.reply(to: shown, .result(["result": ["type": "boolean", "value": true]]))
+        let removed = try await chromium.next("Runtime.evaluate", where: removes)
+        #expect(removed.sessionId == "S-T1" && removed.id > shown.id)
+        // Its web view's tab closed: the daemon forgets its overlay changes.
+        #expect(daemon.browser?.overlays.count == 1)
+        daemon.performHost(.closeTab(session: session, webview: .webview(1)))
+        #expect(daemon.browser?.overlays.isEmpty == true)
+    }
+
     @Test func bridgedOpenSaysWhyNothingOpened() async throws {
         let (daemon, _) = make { $0.bridge.maxURLBytes = 64 }
         let long = "http://app.test/" + String(repeating: "x", count: 64)

@@ -40,6 +40,17 @@ final class BrowserSide {
     /// Why no Chromium could be started after the last one went away (`--devtools`), until one
     /// runs again; `/api/devtools` says it.
     var restartFailure: String?
+    /// Each web view's last overlay change (shown, removed): the next one starts when it has
+    /// ended, so the page sees them in the order the Bridge asked for them. Host work runs on
+    /// tasks, and two tasks started one after the other may reach the browser in either order: a
+    /// foreground shown and removed at once (a `pwa-rendered` right after its `pwa-navigate`)
+    /// would otherwise be left covering the page. One entry per open web view; gone with its tab.
+    var overlays: [OverlayKey: Task<Void, Never>] = [:]
+
+    struct OverlayKey: Hashable {
+        var session: String
+        var webview: ItemID
+    }
 
     init(configuration: BrowserConfiguration, debug: @escaping @Sendable (String) -> Void = { _ in },
          events: @escaping @Sendable (BrowserEvent) -> Void) {
@@ -87,6 +98,19 @@ extension Daemon {
         }
     }
 
+    /// Shows or removes a web view's overlay after its previous change (`BrowserSide.overlays`).
+    /// A change that fails (the tab is gone, the page is navigating) is not retried: the next
+    /// page has no overlay, and the Bridge's state says what it shows.
+    func changeOverlay(_ b: BrowserSide, session: String, webview: ItemID, expression: String) {
+        let key = BrowserSide.OverlayKey(session: session, webview: webview)
+        let previous = b.overlays[key]
+        let host = b.host
+        b.overlays[key] = Task {
+            await previous?.value
+            _ = try? await host.evaluate(session: session, webview: webview, expression: expression)
+        }
+    }
+
     /// A `BridgeEffect.host`: starts the work on the browser.
     func performHost(_ work: HostWork) {
         let b = browserSide()
@@ -125,11 +149,13 @@ extension Daemon {
                 }
             }
         case .closeTab(let session, let webview):
+            b.overlays[.init(session: session, webview: webview)] = nil
             onHost { host in
                 await host.closeTab(session: session, webview: webview)
                 return nil
             }
         case .closeSession(let session):
+            b.overlays = b.overlays.filter { $0.key.session != session }
             onHost { host in
                 await host.closeSession(session)
                 return nil
@@ -148,10 +174,7 @@ extension Daemon {
                   d.style.backgroundImage = \(JSONValue.string(css).jsonString);
                   document.documentElement.appendChild(d); return true; })()
                 """
-            onHost { host in
-                _ = try? await host.evaluate(session: session, webview: webview, expression: expression)
-                return nil
-            }
+            changeOverlay(b, session: session, webview: webview, expression: expression)
         case .showTab(let session, let webview):
             let logger = self.logger
             onHost { host in
@@ -164,10 +187,7 @@ extension Daemon {
                 return nil
             }
         case .removeOverlay(let session, let webview):
-            onHost { host in
-                _ = try? await host.evaluate(session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
-                return nil
-            }
+            changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
         case .evaluate(let request, let session, let webview, let expression):
             onHost { host in
                 await Self.answer(request, session: session, target: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
