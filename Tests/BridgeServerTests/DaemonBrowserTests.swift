@@ -159,7 +159,7 @@ import Testing
 
     @Test func aWebViewsOverlayChangesReachItsPageInTheOrderTheBridgeAskedForThem() async throws {
         let (daemon, fake) = make()
-        let (_, session, token) = try await browserSession(fake)
+        let (controller, session, token) = try await browserSession(fake)
         _ = try Self.page(fake, session, token)
         let creates: @Sendable (CDPCommand) -> Bool = { $0.params["expression"]?.stringValue?.contains("createElement") == true }
         let removes: @Sendable (CDPCommand) -> Bool = { $0.params["expression"]?.stringValue?.contains("?.remove()") == true }
@@ -170,13 +170,21 @@ import Testing
         daemon.performHost(.showOverlay(session: session, webview: .webview(1), image: nil))
         daemon.performHost(.removeOverlay(session: session, webview: .webview(1)))
         daemon.performHost(.showTab(session: session, webview: .webview(1)))
+        // A controller's screenshot asked meanwhile is of the page as the events left it.
+        fake.receive(controller, #"{"id":3,"method":"session.screenshot","params":{"session":"\#(session)"}}"#)
         let shown = try await chromium.next("Runtime.evaluate", where: creates)
         try await chromium.next("Page.bringToFront")
-        // The tab's other work went ahead; the removal waits for the page to have shown it.
+        // The tab's other work went ahead; the removal and the screenshot wait for the page
+        // to have shown the overlay.
         #expect(!chromium.commands.all.contains(where: removes), "\(chromium.methods(session: "S-T1"))")
+        #expect(!chromium.methods().contains("Page.captureScreenshot"))
         chromium.reply(to: shown, .result(["result": ["type": "boolean", "value": true]]))
         let removed = try await chromium.next("Runtime.evaluate", where: removes)
         #expect(removed.sessionId == "S-T1" && removed.id > shown.id)
+        let shot = try await chromium.next("Page.captureScreenshot")
+        #expect(shot.id > removed.id)
+        try await fake.serviceRemote { Self.reply(fake, to: controller, id: 3) != nil }
+        #expect(Self.reply(fake, to: controller, id: 3)?["result"]?["data"] != nil)
         // Its web view's tab closed: the daemon forgets its overlay changes.
         #expect(daemon.browser?.overlays.count == 1)
         daemon.performHost(.closeTab(session: session, webview: .webview(1)))

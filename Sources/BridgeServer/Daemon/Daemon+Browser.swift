@@ -44,7 +44,10 @@ final class BrowserSide {
     /// ended, so the page sees them in the order the Bridge asked for them. Host work runs on
     /// tasks, and two tasks started one after the other may reach the browser in either order: a
     /// foreground shown and removed at once (a `pwa-rendered` right after its `pwa-navigate`)
-    /// would otherwise be left covering the page. One entry per open web view; gone with its tab.
+    /// would otherwise be left covering the page. What looks at the page waits for it too (a
+    /// placeholder's picture, a controller's screenshot, evaluate, click, type), so it sees the
+    /// overlay the events said; those do not wait for each other. One entry per open web view;
+    /// gone with its tab.
     var overlays: [OverlayKey: Task<Void, Never>] = [:]
 
     struct OverlayKey: Hashable {
@@ -161,7 +164,9 @@ extension Daemon {
                 return nil
             }
         case .takeSnapshot(let session, let webview):
+            let overlay = b.overlays[.init(session: session, webview: webview)]
             onHost { host in
+                await overlay?.value
                 let jpeg = try? await host.screenshot(session: session, webview: webview)
                 return .snapshotTaken(session: session, webview: webview, image: jpeg)
             }
@@ -189,26 +194,34 @@ extension Daemon {
         case .removeOverlay(let session, let webview):
             changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
         case .evaluate(let request, let session, let webview, let expression):
+            let overlay = b.overlays[.init(session: session, webview: webview)]
             onHost { host in
-                await Self.answer(request, session: session, target: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
+                await overlay?.value
+                return await Self.answer(request, session: session, target: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
             }
         case .click(let request, let session, let webview, let selector):
+            let overlay = b.overlays[.init(session: session, webview: webview)]
             onHost { host in
-                await Self.answer(request, session: session, target: webview) {
+                await overlay?.value
+                return await Self.answer(request, session: session, target: webview) {
                     try await host.click(session: session, webview: webview, selector: selector)
                     return .done
                 }
             }
         case .type(let request, let session, let webview, let selector, let text):
+            let overlay = b.overlays[.init(session: session, webview: webview)]
             onHost { host in
-                await Self.answer(request, session: session, target: webview) {
+                await overlay?.value
+                return await Self.answer(request, session: session, target: webview) {
                     try await host.type(session: session, webview: webview, selector: selector, text: text)
                     return .done
                 }
             }
         case .screenshot(let request, let session, let target):
+            let overlay = b.overlays[.init(session: session, webview: target)]
             onHost { host in
-                await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }
+                await overlay?.value
+                return await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }
             }
         case .fetchPathConfiguration(let session, let webview, let url):
             let options = b.configuration.options
