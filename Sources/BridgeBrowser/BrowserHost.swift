@@ -129,6 +129,10 @@ public actor BrowserHost {
     /// nothing, and the tab, opened in front, stayed: the web view below drew no frames (no
     /// `requestAnimationFrame`, so Turbo rendered nothing there).
     private var closedWhileOpening: Set<TabKey> = []
+    /// Sessions whose context is being made (`createSession`), and those of them closed
+    /// meanwhile: the context is disposed of once made, and the creation fails.
+    private var creatingSessions: Set<String> = []
+    private var closedWhileCreating: Set<String> = []
     /// How often and how many times a close Chromium did not carry out is sent again.
     static let closeRetryNanoseconds: UInt64 = 250_000_000
     static let closeRetries = 20
@@ -325,12 +329,22 @@ public actor BrowserHost {
     /// (`browserContextId`, which a DevTools client such as Playwright sees).
     @discardableResult
     public func createSession(_ session: String) async throws -> String {
+        // A close of the session while its context is being made (Chromium starting, the
+        // context ahead or a new one not there yet) found nothing to close: it is carried out
+        // here, and the creation fails.
+        creatingSessions.insert(session)
+        defer { creatingSessions.remove(session); closedWhileCreating.remove(session) }
+        func stillWanted() throws {
+            if closedWhileCreating.contains(session) { throw BrowserError.closedWhileOpening(session) }
+        }
         let b = try await ensureBrowser()
+        try stillWanted()
         if let id = contexts[session] { return id }
         // The context made ahead, with its spare tab for the root (one being made is waited for:
         // it started earlier than a new one would).
         if options.spareTabs {
             if freeContext == nil, let making = makingFreeContext { await making.value }
+            try stillWanted()
             if let id = contexts[session] { return id }
             if let free = freeContext, browser?.generation == b.generation {
                 freeContext = nil
@@ -341,6 +355,10 @@ public actor BrowserHost {
         }
         let reply = try await b.cdp.call("Target.createBrowserContext", ["disposeOnDetach": true], timeout: options.callTimeoutSeconds)
         guard let id = reply["browserContextId"]?.stringValue else { throw BrowserError.browser("no browserContextId") }
+        if closedWhileCreating.contains(session) {
+            _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(id)], timeout: options.callTimeoutSeconds)
+            throw BrowserError.closedWhileOpening(session)
+        }
         contexts[session] = id
         return id
     }
@@ -354,6 +372,7 @@ public actor BrowserHost {
 
     /// Closes every tab of `session` and its context (its cookies and storage go with it).
     public func closeSession(_ session: String) async {
+        if creatingSessions.contains(session) { closedWhileCreating.insert(session) }
         guard let context = contexts.removeValue(forKey: session), let b = browser else { return }
         for (key, tab) in tabs where tab.session == session { forget(key, tab) }
         // Disposing of the context closes its spare too (one being made closes itself: its
@@ -725,9 +744,11 @@ public actor BrowserHost {
         // Closing the tab in front brings its right neighbour forward, else its left one: the
         // web view below, unless the session's spare sits right of it. Then the right-most web
         // view's tab is brought forward, as it would be without a spare.
-        let below = tabs.values.filter { $0.session == session }.max { $0.order < $1.order }
         let spareRight = spares[session] != nil || makingSpares[session] != nil
         _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(tab.targetId)], timeout: options.callTimeoutSeconds)
+        // Which tab that is, once the close is answered: a web view opened meanwhile (a back,
+        // then a push at once; a router's replace) is the session's top now, and in front.
+        let below = tabs.values.filter { $0.session == session }.max { $0.order < $1.order }
         if spareRight, let below, below.order < tab.order {
             _ = try? await cdp.call("Page.bringToFront", session: below.cdpSession, timeout: options.callTimeoutSeconds)
         }

@@ -21,7 +21,8 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
     /// A tab's page could not be loaded: the url and the browser's reason
     /// (`net::ERR_CONNECTION_REFUSED`).
     case loadFailed(url: String, reason: String)
-    /// The web view (`session webview`) was closed while its tab was being opened: it has none.
+    /// The web view (`session webview`) was closed while its tab was being opened: it has none;
+    /// or the session (`session`) was closed while its browser context was being made.
     case closedWhileOpening(String)
 
     public var description: String {

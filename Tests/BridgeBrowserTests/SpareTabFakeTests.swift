@@ -122,6 +122,56 @@ import Testing
         await host.shutdown()
     }
 
+    /// W2 popped and W3 pushed at once (a back then a push; a router's replace does both in one
+    /// step): W3 takes the spare and comes to front while W2's close is still being answered.
+    /// The close then brings forward nothing: W3's tab stays in front (it brought W1's
+    /// forward, W1 being the tab below W2 when the close began, and W3 drew no frames).
+    @Test func aTabOpenedWhileTheTopOneClosesStaysInFront() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
+        try await loaded("S-T2")
+        #expect(await host.spareTargetId(session: "s1") == "T4")
+        chromium.on("Target.closeTarget") { _ in .later }
+        let close = Task { await host.closeTab(session: "s1", webview: .webview(2)) }
+        let closing = try await chromium.next("Target.closeTarget")
+        #expect(closing.params == ["targetId": "T2"])
+        #expect(try await host.openTab(session: "s1", webview: .webview(3), url: "http://app.test/c", script: "w3") == "T4")
+        chromium.reply(to: closing, .result([:]))
+        await close.value
+        let fronts = chromium.commands.all.filter { $0.method == "Page.bringToFront" }.compactMap(\.sessionId)
+        #expect(fronts.last == "S-T4", "tabs brought to front, in order: \(fronts)")
+        // Without a tab opened meanwhile, the close still brings the web view below forward
+        // (over the new spare, right of it).
+        try await loaded("S-T4")
+        #expect(await host.spareTargetId(session: "s1") == "T5")
+        chromium.on("Target.closeTarget") { _ in .result([:]) }
+        await host.closeTab(session: "s1", webview: .webview(3))
+        #expect(chromium.commands.all.filter { $0.method == "Page.bringToFront" }.last?.sessionId == "S-T1")
+        await host.shutdown()
+    }
+
+    /// A session closed while its context is being made (here `Target.createBrowserContext`
+    /// not answered yet) found nothing to close: the context is disposed of once it is there,
+    /// the creation fails, and nothing of the session stays in the browser.
+    @Test func aSessionClosedWhileItsContextIsMadeLeavesNothingBehind() async throws {
+        let host = makeHost { $0.spareTabsSetting = false }
+        _ = try await host.start()
+        chromium.on("Target.createBrowserContext") { _ in .later }
+        let create = Task { try await host.createSession("s1") }
+        let making = try await chromium.next("Target.createBrowserContext")
+        await host.closeSession("s1")
+        chromium.reply(to: making, .result(["browserContextId": "C9"]))
+        await #expect(throws: BrowserError.closedWhileOpening("s1")) { try await create.value }
+        #expect(try await chromium.next("Target.disposeBrowserContext").params == ["browserContextId": "C9"])
+        #expect(await host.sessionCount == 0)
+        #expect(await host.browserContextId(session: "s1") == nil)
+        // The same session id made again later is made as usual (nothing of the close is kept).
+        chromium.on("Target.createBrowserContext") { _ in .result(["browserContextId": "C10"]) }
+        #expect(try await host.createSession("s1") == "C10")
+        await host.shutdown()
+    }
+
     /// The context ahead waits until no web view's tab has opened or reported anything for
     /// `contextAheadQuietSeconds` (its renderer's start would compete with the pages loading);
     /// a session created meanwhile gets a context of its own at once.

@@ -153,6 +153,45 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
         #expect(!(h.inbox[page.client] ?? []).contains { $0["id"] == .int(id) && $0["result"] != nil })
     }
 
+    /// A covered web view's `pwa-navigate` is refused at once, without a picture: picturing its
+    /// tab would bring it to the front, over the top web view's.
+    @Test func aCoveredWebViewsPWANavigateIsRefusedWithoutAPicture() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.withPage(&h)
+        #expect(h.request(ctl, "navigation.navigateToUrl", ["session": .string(sid), "url": "http://h/b/"])["result"] != nil)
+        #expect(h.stackIDs(sid) == "W1 W2")
+        let calls = h.hostCalls.count
+        let r = h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        #expect(r["error"]?["code"] == "conflict", "\(r)")
+        #expect(h.hostCalls.count == calls, "no host work: \(h.hostCalls.dropFirst(calls))")
+        #expect(!h.bridge.isHeld(page.client))
+    }
+
+    /// A web view pushed while the top one's picture was being taken: the picture brought the
+    /// pictured tab to the front, so the new top's comes to the front again; the waiting
+    /// `pwa-navigate` is refused (its web view is covered now).
+    @Test func aWebViewPushedDuringAPictureIsShownAgainAfterIt() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.withPage(&h)
+        let id = h.nextID
+        #expect(h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"]) == .null)
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        #expect(h.request(ctl, "navigation.navigateToUrl", ["session": .string(sid), "url": "http://h/b/"])["result"] != nil)
+        let calls = h.hostCalls.count
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(Array(h.hostCalls.dropFirst(calls)) == [.showTab(session: sid, webview: .webview(2))])
+        #expect(h.take(page.client).first { $0["id"] == .int(id) }?["error"]?["code"] == "conflict")
+        #expect(h.stackIDs(sid) == "W1 W2")
+        // The usual case, the pictured web view still on top: nothing is brought forward.
+        var k = BridgeHarness()
+        let (_, sid2, page2) = Self.withPage(&k)
+        k.request(page2.client, "pwa-navigate", ["url": "http://h/a/#/c"])
+        let before = k.hostCalls.count
+        k.host(.snapshotTaken(session: sid2, webview: .webview(1), image: [1]))
+        #expect(!k.hostCalls.dropFirst(before).contains { if case .showTab = $0 { true } else { false } }, "\(k.hostCalls.dropFirst(before))")
+        #expect(k.stackIDs(sid2) == "P1 W1")
+    }
+
     /// A request the browser answers: the controller's next request waits, replies in order.
     @Test func browserRequestsKeepRequestOrder() {
         var h = BridgeHarness()

@@ -396,6 +396,14 @@ extension Bridge {
                 releases.append((client, []))
                 resumes[client] = (webview, navigate, image)
             }
+            // Picturing a tab brings it to the front. Another web view pushed on top while the
+            // picture was taken (its tab may have come to the front before) is shown again: a
+            // tab behind draws no frames.
+            withSession(sid) { b, s in
+                guard s.browser != nil, let top = s.engine.top?.id, top.kind == .webview, top != webview,
+                      resumes.values.contains(where: { $0.0 == webview }) else { return }
+                b.effects.append(.host(.showTab(session: sid, webview: top)))
+            }
         case .navigationStopped(let stop):
             withSession(stop.session) { b, s in
                 guard s.browser != nil else { return }

@@ -52,7 +52,9 @@ extension Bridge {
     /// held until the snapshot of the tab is taken (Bridge+Host.swift), then run.
     mutating func pwaNavigate(_ client: ClientID, id: Int64?, url: String?, title: String?, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
         try checkPush(&s, url: url, title: title)
-        if s.isBrowser, waitForSnapshot(client, &s, webview: webview, PendingNavigate(id: id, url: url, title: title)) { return }
+        // (Only the top web view's: a covered one's is refused below, and picturing it would
+        // bring its tab to the front, over the top web view's.)
+        if s.isBrowser, s.engine.top?.id == webview, waitForSnapshot(client, &s, webview: webview, PendingNavigate(id: id, url: url, title: title)) { return }
         let placeholderURL = s.isBrowser ? overtakenURL(&s, webview: webview, url: url, now: now) : nil
         run(&s, .pwaNavigate(from: webview, url: url, title: title, placeholderURL: placeholderURL), cause: BridgeMethod.pwaNavigate.name, now: now) { b, s, result in
             switch result {

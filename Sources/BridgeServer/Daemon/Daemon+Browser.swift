@@ -139,9 +139,10 @@ extension Daemon {
                                                           userAgent: tabUserAgent)
                     let contextId = await host.browserContextId(session: session) ?? ""
                     return .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
-                } catch BrowserError.closedWhileOpening where !root {
-                    // The web view went (its modal dismissed, say) before its tab was there:
-                    // nothing to report, the machine has forgotten it.
+                } catch BrowserError.closedWhileOpening {
+                    // The web view went (its modal dismissed, say) before its tab was there, or
+                    // the session before its context was: nothing to report, the machine has
+                    // forgotten it.
                     return nil
                 } catch {
                     let reason: String
@@ -185,6 +186,9 @@ extension Daemon {
             onHost { host in
                 do {
                     try await host.bringToFront(session: session, webview: webview)
+                } catch BrowserError.unknownTarget {
+                    // Its tab is still being opened: it comes to the front when it is.
+                    logger.debug("\(session) \(webview): no tab to bring to the front yet")
                 } catch {
                     // Nothing else to do: the tab stays where it is (behind, not drawing).
                     logger.warning("\(session) \(webview): the tab cannot be brought to the front: \(error)")
