@@ -168,7 +168,9 @@ extension Transport {
         let deadline = monotonicMicroseconds + max(0, afterMicroseconds)
         if keyedQueue.push(key, deadline: deadline)
             || (keyedQueue.cancel(key) && keyedQueue.push(key, deadline: deadline)) {
-            armKeyedQueue()
+            // An armed timer is never later than a live deadline (each push checks its own), so
+            // one armed no later than this deadline fires early enough: nothing to re-arm.
+            if keyedQueueTimerAt > deadline { armKeyedQueue() }
             return
         }
         keyedOutOfOrder[key] = schedule(afterMicroseconds: afterMicroseconds) { [unowned self] in
