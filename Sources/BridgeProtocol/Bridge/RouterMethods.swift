@@ -191,8 +191,8 @@ extension Bridge {
         updateIdle(&s, now: now)
     }
 
-    /// `webview.open` for a web view of the session's tree (in a browser session: its tab is
-    /// opened, and the event follows once it is).
+    /// `webview.open` for a web view of the session's tree (in a browser session its tab is
+    /// opened too).
     mutating func announceRouterWebView(_ s: inout Session, _ id: ItemID) {
         guard let tree = s.tree, let token = token(of: id, in: s),
               let item = tree.locate(id).flatMap({ tree[$0.stack]?[$0.index] }) else { return }
