@@ -16,6 +16,12 @@ import Testing
         for name in ["", "Ping", "pwa-navigatE", "session.nope", "pwa-navigated", "hello "] {
             #expect(BridgeMethod(name: name) == nil, "\(name)")
         }
+        // The fast path's match from bytes answers as `init(name:)` does.
+        func fromBytes(_ name: String) -> BridgeMethod? { Array(name.utf8).withUnsafeBytes { BridgeMethod(utf8: $0) } }
+        for m in BridgeMethod.allCases { #expect(fromBytes(m.name) == m) }
+        for name in ["", "Ping", "pin", "pingg", "pwa-navigatE", "session.nope", "pwa-navigated", "hello ", "bridge.replyx", "navigation.navigateToUr"] {
+            #expect(fromBytes(name) == nil, "\(name)")
+        }
         for e in PageEventName.allCases { #expect(PageEventName(name: e.name) == e) }
         #expect(PageEventName(name: "hello") == nil && PageEventName(name: "ping") == nil)
     }

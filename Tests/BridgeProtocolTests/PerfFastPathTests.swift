@@ -126,8 +126,8 @@ import Testing
 
     static func describe(_ r: Result<Frame, Frame.Failure>) -> String {
         switch r {
-        case .success(.request(let id, let method, let params)):
-            return "request \(id) \(method) " + JSONValue.object(params).jsonString
+        case .success(.request(let id, let method, let name, let params)):
+            return "request \(id) \(name) \(method.map { "\($0)" } ?? "unknown") " + JSONValue.object(params).jsonString
         case .success(.event(let name, let params)):
             return "event \(name) " + JSONValue.object(params).jsonString
         case .failure(let f):
@@ -226,7 +226,7 @@ import Testing
                 fast += 1
                 let general = Frame.classifyGeneral(raw)
                 #expect(Self.describe(.success(frame)) == Self.describe(general), "\(String(decoding: bytes, as: UTF8.self))")
-                if case .success(.request(_, _, let p)) = general, case .request(_, _, let q) = frame {
+                if case .success(.request(_, _, _, let p)) = general, case .request(_, _, _, let q) = frame {
                     // Same members in the same order, not only equal objects.
                     #expect(JSONValue.object(p).serialized() == JSONValue.object(q).serialized())
                 }

@@ -117,9 +117,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
             }
         }
         switch frame {
-        case .request(let id, let name, let params):
-            // The name is matched once, here; everything after switches over the enum.
-            let method = BridgeMethod(name: name)
+        case .request(let id, let method, let name, let params):
+            // The name is matched once, when the frame is read; everything after switches over
+            // the enum.
             stats.beginRequest(method)
             handleRequest(client, requester, id: id, method: method, name: name, params: params, now: now)
             stats.endRequest()

@@ -1,6 +1,7 @@
 /// One frame after the envelope checks of section 2.
 enum Frame {
-    case request(id: Int64, method: String, params: JSONObject)
+    /// `method` is `name` matched (nil: no such method).
+    case request(id: Int64, method: BridgeMethod?, name: String, params: JSONObject)
     case event(name: String, params: JSONObject)
 
     struct Failure: Error {
@@ -44,7 +45,7 @@ enum Frame {
                 return .failure(Failure(id: id, error: ProtocolError(.invalidRequest, "\"method\" must be a string")))
             }
             switch params(object) {
-            case .success(let p): return .success(.request(id: id, method: method, params: p))
+            case .success(let p): return .success(.request(id: id, method: BridgeMethod(name: method), name: method, params: p))
             case .failure(let e): return .failure(Failure(id: id, error: e))
             }
         }
@@ -241,7 +242,8 @@ enum FastRequest {
         var c = Cursor(p: base.assumingMemoryBound(to: UInt8.self), n: bytes.count)
         guard c.take(0x7B) else { return nil }
         var id: Int64?
-        var method: String?
+        var method: BridgeMethod?
+        var name: String?
         var params: JSONObject?
         repeat {
             guard let key = c.plainString(), c.take(0x3A) else { return nil }
@@ -249,8 +251,10 @@ enum FastRequest {
                 guard id == nil, let v = c.id() else { return nil }
                 id = v
             } else if c.equals(key, "method") {
-                guard method == nil, let r = c.plainString() else { return nil }
-                method = c.string(r)
+                guard name == nil, let r = c.plainString() else { return nil }
+                // Matched from the bytes; a `String` made only of a name that is no method.
+                method = BridgeMethod(utf8: UnsafeRawBufferPointer(start: c.p + r.lowerBound, count: r.count))
+                name = method?.name ?? c.string(r)
             } else if c.equals(key, "params") {
                 guard params == nil, let v = paramsValue(&c) else { return nil }
                 params = v
@@ -260,8 +264,8 @@ enum FastRequest {
         } while c.take(0x2C)
         guard c.take(0x7D) else { return nil }
         c.skipSpace()
-        guard c.i == c.n, let id, id <= Frame.maxID, let method else { return nil }
-        return .request(id: id, method: method, params: params ?? JSONObject())
+        guard c.i == c.n, let id, id <= Frame.maxID, let name else { return nil }
+        return .request(id: id, method: method, name: name, params: params ?? JSONObject())
     }
 
     /// `null` or an object; nil for anything else.

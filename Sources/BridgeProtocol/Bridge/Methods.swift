@@ -67,6 +67,38 @@ public enum BridgeMethod: String, CaseIterable, Sendable {
         return nil
     }
 
+    /// Every wire name's bytes, end to end, and where each ends (`utf8Ends[m.index]`).
+    static let utf8Names: [UInt8] = names.flatMap { Array($0.utf8) }
+    static let utf8Ends: [Int] = {
+        var end = 0
+        return names.map { end += $0.utf8.count; return end }
+    }()
+
+    /// The method whose wire name is the bytes `name`, if there is one: what `init(name:)`
+    /// answers for the same name, without making a `String` of the bytes first (the envelope's
+    /// fast path, `FastRequest`, matches a request's method straight from its frame).
+    init?(utf8 name: UnsafeRawBufferPointer) {
+        let found: Int? = Self.utf8Names.withUnsafeBufferPointer { table in
+            Self.utf8Ends.withUnsafeBufferPointer { ends in
+                var start = 0
+                for i in 0..<ends.count {
+                    let end = ends[i]
+                    if end &- start == name.count, Self.equal(table.baseAddress! + start, name) { return i }
+                    start = end
+                }
+                return nil
+            }
+        }
+        guard let found else { return nil }
+        self = Self.ordered[found]
+    }
+
+    @inline(__always)
+    private static func equal(_ a: UnsafePointer<UInt8>, _ b: UnsafeRawBufferPointer) -> Bool {
+        for k in 0..<b.count where a[k] != b[k] { return false }
+        return true
+    }
+
     /// The position in `allCases` (the metrics' row): the case's tag, which Swift numbers in
     /// declaration order (checked by `MethodTableTests`).
     @inline(__always)
