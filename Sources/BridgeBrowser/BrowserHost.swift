@@ -132,6 +132,9 @@ public actor BrowserHost {
     /// Sessions whose context is being made (`createSession`), and those of them closed
     /// meanwhile: the context is disposed of once made, and the creation fails.
     private var creatingSessions: Set<String> = []
+    /// Each session's tab last brought to the front by the host (opened, brought forward,
+    /// pictured), when known: closing a tab that is not in front brings nothing forward.
+    private var fronts: [String: TabKey] = [:]
     private var closedWhileCreating: Set<String> = []
     /// How often and how many times a close Chromium did not carry out is sent again.
     static let closeRetryNanoseconds: UInt64 = 250_000_000
@@ -250,6 +253,7 @@ public actor BrowserHost {
         tabsByTarget.removeAll()
         popups.removeAll()
         closing.removeAll()
+        fronts.removeAll()
         retire(b.process, generation: gen, graceSeconds: 1)
         if !shuttingDown {
             emit(.browserCrashed(sessions: sessions))
@@ -309,7 +313,7 @@ public actor BrowserHost {
                 devtoolsURLBox.value = nil
                 contexts.removeAll(); tabs.removeAll(); tabsByCDPSession.removeAll(); tabsByTarget.removeAll(); popups.removeAll()
                 spares.removeAll(); freeContext = nil; sessionUserAgents.removeAll()
-                closing.removeAll()
+                closing.removeAll(); fronts.removeAll()
                 retire(b.process, generation: b.generation, graceSeconds: 2)
             }
         }
@@ -379,6 +383,7 @@ public actor BrowserHost {
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
+        fronts[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
@@ -450,6 +455,7 @@ public actor BrowserHost {
             let client = script.map { clientCall(b, cdpSession: s, script: $0) }
             // In front, as a new tab opens (the spare was made in the background).
             let front = b.cdp.start("Page.bringToFront", session: s, timeout: t)
+            fronts[session] = key
             do {
                 if spare.userAgent != tabUserAgent {
                     // Before the load: its document request carries it.
@@ -581,6 +587,8 @@ public actor BrowserHost {
         let attached = try await b.cdp.call("Target.attachToTarget", ["targetId": .string(targetId), "flatten": true], timeout: t)
         guard let cdpSession = attached["sessionId"]?.stringValue else { throw BrowserError.browser("no sessionId") }
         register(key, Tab(session: key.session, webview: key.webview, targetId: targetId, cdpSession: cdpSession), url: url, post: post)
+        // (Created in the foreground.)
+        fronts[key.session] = key
         do {
             try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script)
             try await load(b, cdpSession: cdpSession, url: url, root: root)
@@ -744,12 +752,18 @@ public actor BrowserHost {
         // Closing the tab in front brings its right neighbour forward, else its left one: the
         // web view below, unless the session's spare sits right of it. Then the right-most web
         // view's tab is brought forward, as it would be without a spare.
+        // Only when the tab is in front, or may be (`fronts` does not know), and no other tab was
+        // opened or brought forward while the close was answered: closing a tab behind brings
+        // nothing forward, in Chromium as here (a routed session's web view removed from a stack
+        // not shown).
+        if fronts[session] == key { fronts[session] = nil }
         let spareRight = spares[session] != nil || makingSpares[session] != nil
         _ = try? await cdp.call("Target.closeTarget", ["targetId": .string(tab.targetId)], timeout: options.callTimeoutSeconds)
-        // Which tab that is, once the close is answered: a web view opened meanwhile (a back,
-        // then a push at once; a router's replace) is the session's top now, and in front.
+        // Which tab that is, once the close is answered (a web view opened meanwhile, a back then
+        // a push at once or a router's replace, is the session's top now, and in front).
         let below = tabs.values.filter { $0.session == session }.max { $0.order < $1.order }
-        if spareRight, let below, below.order < tab.order {
+        if spareRight, let below, below.order < tab.order, fronts[session] == nil {
+            fronts[session] = TabKey(session, below.webview)
             _ = try? await cdp.call("Page.bringToFront", session: below.cdpSession, timeout: options.callTimeoutSeconds)
         }
         // Until Chromium reports the tab destroyed, the close is sent again now and then (a
@@ -789,6 +803,7 @@ public actor BrowserHost {
     /// Brings the tab of `webview` to the front (a tab in the background draws no frames).
     public func bringToFront(session: String, webview: ItemID) async throws {
         let (tab, cdp) = try tab(session, webview)
+        fronts[session] = TabKey(session, webview)
         _ = try await tabCall(cdp, "Page.bringToFront", session: tab.cdpSession)
     }
 
@@ -796,6 +811,7 @@ public actor BrowserHost {
     public func screenshot(session: String, webview: ItemID) async throws -> [UInt8] {
         let (tab, cdp) = try tab(session, webview)
         // A tab in the background draws no frames.
+        fronts[session] = TabKey(session, webview)
         _ = try await tabCall(cdp, "Page.bringToFront", session: tab.cdpSession)
         let shot = try await tabCall(cdp, "Page.captureScreenshot", ["format": "jpeg", "quality": .int(Int64(options.jpegQuality))], session: tab.cdpSession)
         guard let base64 = shot["data"]?.stringValue, let data = Data(base64Encoded: base64) else {

@@ -151,6 +151,26 @@ import Testing
         await host.shutdown()
     }
 
+    /// Closing a tab that is not in front (a routed session's web view removed from a stack
+    /// not shown, after the shown one was brought forward) brings nothing forward; closing the
+    /// one in front still brings the web view below forward over the spare.
+    @Test func closingATabBehindBringsNothingForward() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
+        try await loaded("S-T2")
+        #expect(await host.spareTargetId(session: "s1") == "T4")
+        try await host.bringToFront(session: "s1", webview: .webview(1))
+        let before = chromium.methods().count
+        await host.closeTab(session: "s1", webview: .webview(2))
+        #expect(Array(chromium.methods().dropFirst(before)) == ["Target.closeTarget"])
+        #expect(try await host.openTab(session: "s1", webview: .webview(3), url: "http://app.test/c", script: "w3") == "T4")
+        try await loaded("S-T4")
+        await host.closeTab(session: "s1", webview: .webview(3))
+        #expect(chromium.commands.all.last { $0.method == "Page.bringToFront" }?.sessionId == "S-T1")
+        await host.shutdown()
+    }
+
     /// A session closed while its context is being made (here `Target.createBrowserContext`
     /// not answered yet) found nothing to close: the context is disposed of once it is there,
     /// the creation fails, and nothing of the session stays in the browser.

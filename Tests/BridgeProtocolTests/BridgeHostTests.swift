@@ -192,6 +192,49 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
         #expect(k.stackIDs(sid2) == "P1 W1")
     }
 
+    /// A routed browser session (`--config` with tabs): the active stack's top web view is the
+    /// tab in front. A tab selected for the first time opens its root's tab (the tree made that
+    /// web view, nobody had opened it); selecting back brings the tab that has one forward; a
+    /// native screen on top changes nothing; a pop that uncovers a web view brings it forward.
+    @Test func aRoutedBrowserSessionShowsItsActiveStacksTopWebView() {
+        var h = BridgeHarness(router: RouterFixture.router(nativeProduct: false))
+        let (ctl, sid, _) = Self.browserSession(&h, url: BridgeRouterTests.home)
+        #expect(h.hostCalls.count == 1, "the root's tab only: \(h.hostCalls)")
+        func calls(_ body: (inout BridgeHarness) -> Void) -> [HostWork] {
+            let n = h.hostCalls.count
+            body(&h)
+            return Array(h.hostCalls.dropFirst(n))
+        }
+        func select(_ tab: String) -> [HostWork] {
+            calls { h in
+                let r = h.request(ctl, "router.selectTab", ["session": .string(sid), "tab": .string(tab)])
+                #expect(r["result"]?["tree"]?["active"] == .string("tab:" + tab), "\(r)")
+            }
+        }
+        // The search tab's root, W2, never had a tab: it gets one, announced as a router's new
+        // web view is.
+        let search = select("search")
+        guard case .openTab(sid, .webview(2), "https://shop.example/app/search", let token, nil, false)? = search.first, search.count == 1 else {
+            Issue.record("\(search)")
+            return
+        }
+        #expect(h.events(ctl, "webview.open").map { $0["params"]?["token"] } == [.string(token)])
+        h.host(.tabOpened(session: sid, webview: .webview(2), targetId: "T2", browserContextId: "C1"))
+        #expect(select("home") == [.showTab(session: sid, webview: .webview(1))])
+        #expect(select("search") == [.showTab(session: sid, webview: .webview(2))])
+        // The account tab's root is a native screen: the browser has nothing to show for it.
+        #expect(select("account") == [])
+        #expect(select("home") == [.showTab(session: sid, webview: .webview(1))])
+        // A push opens its tab (in front by itself); its back brings W1's forward again.
+        let pushed = calls { h in _ = h.request(ctl, "deeplink.open", ["session": .string(sid), "url": "tt://products/7"]) }
+        #expect(pushed.count == 1 && { if case .openTab(_, .webview(3), _, _, _, false) = pushed[0] { true } else { false } }(), "\(pushed)")
+        h.host(.tabOpened(session: sid, webview: .webview(3), targetId: "T3", browserContextId: "C1"))
+        let back = calls { h in _ = h.request(ctl, "navigation.back", ["session": .string(sid)]) }
+        #expect(back == [.closeTab(session: sid, webview: .webview(3)), .showTab(session: sid, webview: .webview(1))])
+        // Nothing changes what is on top: nothing is brought forward.
+        #expect(calls { h in _ = h.request(ctl, "router.get", ["session": .string(sid)]) } == [])
+    }
+
     /// A request the browser answers: the controller's next request waits, replies in order.
     @Test func browserRequestsKeepRequestOrder() {
         var h = BridgeHarness()

@@ -191,6 +191,28 @@ import Testing
         #expect(daemon.browser?.overlays.isEmpty == true)
     }
 
+    /// A bring-to-front the Bridge asks for after a close (a routed session's new top after a
+    /// pop) is carried out after the close, which may bring the tab below forward once Chromium
+    /// answers it: the last tab brought forward is the one the Bridge asked for.
+    @Test func aBringToFrontAfterACloseComesAfterIt() async throws {
+        let (daemon, fake) = make()
+        let (_, session, token) = try await browserSession(fake)
+        _ = try Self.page(fake, session, token)
+        let host = try #require(daemon.browser?.host)
+        _ = try await host.openTab(session: session, webview: .webview(2), url: "http://app.test/b", script: nil)
+        chromium.on("Target.closeTarget") { _ in .later }
+        daemon.performHost(.closeTab(session: session, webview: .webview(2)))
+        daemon.performHost(.showTab(session: session, webview: .webview(1)))
+        let closing = try await chromium.next("Target.closeTarget")
+        let fronts = { chromium.commands.all.filter { $0.method == "Page.bringToFront" && $0.id > closing.id } }
+        // The close's answer has not come: the bring-to-front waits for it.
+        _ = try await host.evaluate(session: session, webview: .webview(1), expression: "1")  // (a round trip through the host)
+        #expect(fronts().isEmpty, "\(fronts())")
+        chromium.reply(to: closing, .result([:]))
+        let front = try await chromium.next("Page.bringToFront") { $0.sessionId == "S-T1" && $0.id > closing.id }
+        #expect(front.id > closing.id)
+    }
+
     @Test func bridgedOpenSaysWhyNothingOpened() async throws {
         let (daemon, _) = make { $0.bridge.maxURLBytes = 64 }
         let long = "http://app.test/" + String(repeating: "x", count: 64)

@@ -815,3 +815,39 @@ def test_without_spare_tabs_each_tab_is_a_web_views(daemon_factory, site, tmp_pa
         await c.close()
 
     run(go())
+
+
+def test_a_routed_sessions_selected_tab_shows_its_own_web_view(daemon_factory, site, tmp_path):
+    # A routed browser session (--config with two web tabs): the search tab's root web view gets
+    # a tab when its tab is first selected, and selecting a tab brings its web view's tab to the
+    # front: the shown page is `visible`, the other `hidden`.
+    config = tmp_path / "tabs.yaml"
+    config.write_text(f"version: 1\nweb_base: {site}/\ntabs:\n  - name: home\n    url: os://home\n  - name: search\n    url: os://search\n")
+    d = daemon_factory("--config", str(config))
+    visible = "document.visibilityState === 'visible'"
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await create(c, site + "/home")
+        # Each page writes its visibility where the other (same origin, same context) reads it:
+        # webview.* reaches the active stack's web views only.
+        track = "document.addEventListener('visibilitychange', () => localStorage.setItem(%r, document.visibilityState)); 1"
+        await wait_until(c, s, "W1", visible)
+        await evaluate(c, s, "W1", track % "home")
+        tree = (await c.request("router.get", {"session": s}))["tree"]
+        search = tree["tabs"][1]["stack"][0]["id"]
+        await c.request("router.selectTab", {"session": s, "tab": "search"})
+        await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == search)
+        await wait_until(c, s, search, visible + " && location.pathname === '/search'")
+        await evaluate(c, s, search, track % "search")
+        await wait_until(c, s, search, "localStorage.getItem('home') === 'hidden'")
+        await c.request("router.selectTab", {"session": s, "tab": "home"})
+        await wait_until(c, s, "W1", visible + " && localStorage.getItem('search') === 'hidden'")
+        await c.request("router.selectTab", {"session": s, "tab": "search"})
+        await wait_until(c, s, search, visible + " && localStorage.getItem('home') === 'hidden'")
+        # The session's tabs: one per web view opened, no more (the spare aside).
+        got = await c.request("session.get", {"session": s})
+        assert sorted(got["targetIds"]) == sorted(["W1", search]), got
+        await c.close()
+
+    run(go())

@@ -56,6 +56,12 @@ struct BrowserState: Equatable {
         var at: Int64
     }
     var lastURLReport: URLReport?
+    /// A routed session's web view whose tab the Bridge last had in front: when the active
+    /// stack's top web view is another one, its tab is brought to the front (or opened, if it
+    /// never had one) (`browserKeepFront`).
+    var front: ItemID?
+    /// Web views whose tab was asked for (`HostWork.openTab`) and not closed since.
+    var tabbed: Set<ItemID> = []
     /// How long after the browser's report of a url change a `pwa-navigate` to that same url is
     /// taken as the announcement the report overtook (microseconds). Both leave the page within
     /// a millisecond; the window is wide so that a loaded machine does not matter, and bounded so
@@ -199,6 +205,8 @@ extension Bridge {
             let token = s.engine.webView(w1)!.token
             let rootURL = s.engine.webView(w1)?.url ?? url
             if let profile { b.startHotwire(&s, profile: profile, url: rootURL) }
+            s.browser!.tabbed.insert(w1)
+            s.browser!.front = w1
             defer { b.effects.append(.host(.openTab(session: sid, webview: w1, url: rootURL, token: token, post: nil, root: true))) }
             guard let client, let id else { return }
             var w = JSONWriter(capacity: 256)
@@ -302,11 +310,17 @@ extension Bridge {
         let sid = s.id
         switch observation {
         case .webviewOpen(let webview, let url, let token):
+            // A tab opened is in front (`browserKeepFront`).
+            s.browser!.tabbed.insert(webview)
+            s.browser!.front = webview
             let post = s.browser!.posts.removeValue(forKey: url)
             effects.append(.host(.openTab(session: sid, webview: webview, url: url, token: token, post: post, root: false)))
         case .webviewClosed(let webview):
             // Its `webview.open` first, if its tab never opened.
             announceOpen(&s, webview)
+            s.browser!.tabbed.remove(webview)
+            // What is in front after the close is the browser's choice: not known here.
+            if s.browser!.front == webview { s.browser!.front = nil }
             s.browser!.targetIds[webview] = nil
             s.browser!.waitingNavigations[webview] = nil
             s.browser!.failed.removeAll { $0.webview == webview }
@@ -327,6 +341,25 @@ extension Bridge {
             effects.append(.host(.removeOverlay(session: sid, webview: webview)))
         default:
             break
+        }
+    }
+
+    /// A routed browser session (`--config`) shows its active stack's top web view. Its stacks'
+    /// tabs all live in one browser context, and pushes and pops alone do not say which tab is
+    /// in front: after a step whose top is a web view other than the one last in front, that
+    /// web view's tab is brought to the front; one never opened (the root of a tab selected for
+    /// the first time: the tree made it, nobody opened it) gets its tab, as a pushed one does;
+    /// one still opening comes to the front when it opens. A native screen on top changes
+    /// nothing. (Hotwire-native sessions show their tabs themselves; plain sessions have one
+    /// stack, whose top is always the tab last opened or uncovered.)
+    mutating func browserKeepFront(_ s: inout Session) {
+        guard s.isRouted, s.hotwire == nil, s.browser != nil, let top = s.engine.top?.id, top.kind == .webview,
+              s.browser!.front != top else { return }
+        if s.browser!.tabbed.contains(top) {
+            s.browser!.front = top
+            effects.append(.host(.showTab(session: s.id, webview: top)))
+        } else {
+            announceRouterWebView(&s, top)
         }
     }
 

@@ -32,7 +32,10 @@ extension Bridge {
     /// Performs the effects of a step of session `s`. With a routing configuration the tree is
     /// first brought in step with the engine; the transitions from the tree before to the tree
     /// after (or `transitions`, a router action's own) are carried by `stack.changed`.
-    mutating func flush(_ list: inout [SessionEffect], _ s: inout Session, cause: String, transitions given: [Transition]? = nil, now: Int64) {
+    /// A routed browser session's tab in front follows (`browserKeepFront`) unless `keepFront`
+    /// is false (a router action, which opens its new web views after the flush).
+    mutating func flush(_ list: inout [SessionEffect], _ s: inout Session, cause: String, transitions given: [Transition]? = nil,
+                        keepFront: Bool = true, now: Int64) {
         let transitions = !s.isRouted ? [] : (given ?? syncTree(&s))
         for effect in list {
             switch effect {
@@ -51,6 +54,7 @@ extension Bridge {
                 observe(&s, observation, cause: cause, transitions: transitions)
             }
         }
+        if keepFront, s.isRouted, s.isBrowser { browserKeepFront(&s) }
         updateIdle(&s, now: now)
     }
 

@@ -166,7 +166,7 @@ extension Bridge {
         // The whole action succeeded: commit, answer, then tell.
         s = draft
         answer(&self, &s, outcome)
-        flush(&list, &s, cause: cause, transitions: outcome.transitions, now: now)
+        flush(&list, &s, cause: cause, transitions: outcome.transitions, keepFront: false, now: now)
         if !outcome.transitions.isEmpty, s.engine.stack.map(\.id) == oldStackIDs {
             // The engine saw no change of the active stack's ids (so it sent no `stack.changed`)
             // but another stack or the tree's shape changed: controllers still hear about it.
@@ -180,19 +180,8 @@ extension Bridge {
             if s.isBrowser { browserObserve(&s, .webviewClosed(webview: id)) }
         }
         for id in removed { s.webTokens[id] = nil }
-        for id in opened {
-            guard let token = token(of: id, in: s), let item = tree.locate(id).flatMap({ tree[$0.stack]?[$0.index] }) else { continue }
-            let pageUrl = PageURL.withClaim(item.url, session: s.id, webview: id, token: token)
-            rememberToken(&s, id, token)
-            emit(&s, "webview.open") { w in
-                w.key("webview"); w.string(id.description)
-                w.key("url"); w.string(item.url)
-                w.key("token"); w.string(token)
-                w.key("pageUrl"); w.string(pageUrl)
-                if let context = item.context { w.key("context"); w.write(context) }
-            }
-            if s.isBrowser { browserObserve(&s, .webviewOpen(webview: id, url: item.url, token: token)) }
-        }
+        for id in opened { announceRouterWebView(&s, id) }
+        if s.isBrowser { browserKeepFront(&s) }
         if outcome.kind == .external, let url = outcome.externalURL {
             emit(&s, "external.open") { w in
                 w.key("url"); w.string(url)
@@ -200,6 +189,23 @@ extension Bridge {
             }
         }
         updateIdle(&s, now: now)
+    }
+
+    /// `webview.open` for a web view of the session's tree (in a browser session its tab is
+    /// opened too).
+    mutating func announceRouterWebView(_ s: inout Session, _ id: ItemID) {
+        guard let tree = s.tree, let token = token(of: id, in: s),
+              let item = tree.locate(id).flatMap({ tree[$0.stack]?[$0.index] }) else { return }
+        let pageUrl = PageURL.withClaim(item.url, session: s.id, webview: id, token: token)
+        rememberToken(&s, id, token)
+        emit(&s, "webview.open") { w in
+            w.key("webview"); w.string(id.description)
+            w.key("url"); w.string(item.url)
+            w.key("token"); w.string(token)
+            w.key("pageUrl"); w.string(pageUrl)
+            if let context = item.context { w.key("context"); w.write(context) }
+        }
+        if s.isBrowser { browserObserve(&s, .webviewOpen(webview: id, url: item.url, token: token)) }
     }
 
     /// `stack.changed` with the router's fields, outside an engine flush.

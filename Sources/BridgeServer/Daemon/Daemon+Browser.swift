@@ -49,6 +49,11 @@ final class BrowserSide {
     /// overlay the events said; those do not wait for each other. One entry per open web view;
     /// gone with its tab.
     var overlays: [OverlayKey: Task<Void, Never>] = [:]
+    /// Each session's last tab close or bring-to-front: the next one starts when it has ended.
+    /// A close may bring the tab below forward once Chromium has answered it; a bring-to-front
+    /// the Bridge asked for after the close (a routed session's new top) must come after that.
+    /// One entry per browser session; gone with it.
+    var frontChanges: [String: Task<Void, Never>] = [:]
 
     struct OverlayKey: Hashable {
         var session: String
@@ -98,6 +103,16 @@ extension Daemon {
         Task {
             guard let result = await body(host) else { return }
             remote.enqueue { ref.value.feed(.host(result)) }
+        }
+    }
+
+    /// Runs a close of a tab or a bring-to-front after the session's previous ones
+    /// (`BrowserSide.frontChanges`).
+    func afterFrontChanges(_ b: BrowserSide, session: String, _ body: @escaping @Sendable () async -> Void) {
+        let previous = b.frontChanges[session]
+        b.frontChanges[session] = Task {
+            await previous?.value
+            await body()
         }
     }
 
@@ -154,12 +169,11 @@ extension Daemon {
             }
         case .closeTab(let session, let webview):
             b.overlays[.init(session: session, webview: webview)] = nil
-            onHost { host in
-                await host.closeTab(session: session, webview: webview)
-                return nil
-            }
+            let host = b.host
+            afterFrontChanges(b, session: session) { await host.closeTab(session: session, webview: webview) }
         case .closeSession(let session):
             b.overlays = b.overlays.filter { $0.key.session != session }
+            b.frontChanges[session] = nil
             onHost { host in
                 await host.closeSession(session)
                 return nil
@@ -183,7 +197,8 @@ extension Daemon {
             changeOverlay(b, session: session, webview: webview, expression: expression)
         case .showTab(let session, let webview):
             let logger = self.logger
-            onHost { host in
+            let host = b.host
+            afterFrontChanges(b, session: session) {
                 do {
                     try await host.bringToFront(session: session, webview: webview)
                 } catch BrowserError.unknownTarget {
@@ -193,7 +208,6 @@ extension Daemon {
                     // Nothing else to do: the tab stays where it is (behind, not drawing).
                     logger.warning("\(session) \(webview): the tab cannot be brought to the front: \(error)")
                 }
-                return nil
             }
         case .removeOverlay(let session, let webview):
             changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
