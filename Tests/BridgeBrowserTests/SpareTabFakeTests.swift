@@ -51,6 +51,14 @@ import Testing
         #expect(ahead?.context == "C2" && ahead?.target == "T3")
     }
 
+    /// `sessionWithSpare`, then W2 on the spare (T2), loaded: the next spare is T4.
+    func sessionWithW2OnTheSpare(_ host: BrowserHost) async throws {
+        try await sessionWithSpare(host)
+        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
+        try await loaded("S-T2")
+        #expect(await host.spareTargetId(session: "s1") == "T4")
+    }
+
     @Test func theNextWebViewTakesTheSpareAndANewOneFollowsItsLoad() async throws {
         let host = makeHost()
         try await sessionWithSpare(host)
@@ -128,10 +136,7 @@ import Testing
     /// forward, W1 being the tab below W2 when the close began, and W3 drew no frames).
     @Test func aTabOpenedWhileTheTopOneClosesStaysInFront() async throws {
         let host = makeHost()
-        try await sessionWithSpare(host)
-        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
-        try await loaded("S-T2")
-        #expect(await host.spareTargetId(session: "s1") == "T4")
+        try await sessionWithW2OnTheSpare(host)
         chromium.on("Target.closeTarget") { _ in .later }
         let close = Task { await host.closeTab(session: "s1", webview: .webview(2)) }
         let closing = try await chromium.next("Target.closeTarget")
@@ -156,10 +161,7 @@ import Testing
     /// one in front still brings the web view below forward over the spare.
     @Test func closingATabBehindBringsNothingForward() async throws {
         let host = makeHost()
-        try await sessionWithSpare(host)
-        #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
-        try await loaded("S-T2")
-        #expect(await host.spareTargetId(session: "s1") == "T4")
+        try await sessionWithW2OnTheSpare(host)
         try await host.bringToFront(session: "s1", webview: .webview(1))
         let before = chromium.methods().count
         await host.closeTab(session: "s1", webview: .webview(2))
