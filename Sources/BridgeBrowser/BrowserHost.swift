@@ -377,13 +377,13 @@ public actor BrowserHost {
     /// Closes every tab of `session` and its context (its cookies and storage go with it).
     public func closeSession(_ session: String) async {
         if creatingSessions.contains(session) { closedWhileCreating.insert(session) }
+        fronts[session] = nil
         guard let context = contexts.removeValue(forKey: session), let b = browser else { return }
         for (key, tab) in tabs where tab.session == session { forget(key, tab) }
         // Disposing of the context closes its spare too (one being made closes itself: its
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
-        fronts[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
@@ -455,7 +455,7 @@ public actor BrowserHost {
             let client = script.map { clientCall(b, cdpSession: s, script: $0) }
             // In front, as a new tab opens (the spare was made in the background).
             let front = b.cdp.start("Page.bringToFront", session: s, timeout: t)
-            fronts[session] = key
+            if contexts[session] != nil { fronts[session] = key }
             do {
                 if spare.userAgent != tabUserAgent {
                     // Before the load: its document request carries it.
@@ -588,7 +588,7 @@ public actor BrowserHost {
         guard let cdpSession = attached["sessionId"]?.stringValue else { throw BrowserError.browser("no sessionId") }
         register(key, Tab(session: key.session, webview: key.webview, targetId: targetId, cdpSession: cdpSession), url: url, post: post)
         // (Created in the foreground.)
-        fronts[key.session] = key
+        if contexts[key.session] != nil { fronts[key.session] = key }
         do {
             try await dress(b, cdpSession: cdpSession, userAgent: userAgent, script: script)
             try await load(b, cdpSession: cdpSession, url: url, root: root)

@@ -235,6 +235,28 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
         #expect(calls { h in _ = h.request(ctl, "router.get", ["session": .string(sid)]) } == [])
     }
 
+    /// A tab selected, then another at once: the first one's tab, opening, comes to the front
+    /// when it opens, over the one shown since; the shown one comes forward again then.
+    @Test func aRoutedTabOpenedAfterAnotherWasShownGivesWayToIt() {
+        var h = BridgeHarness(router: RouterFixture.router(nativeProduct: false))
+        let (ctl, sid, _) = Self.browserSession(&h, url: BridgeRouterTests.home)
+        _ = h.request(ctl, "router.selectTab", ["session": .string(sid), "tab": "search"])
+        guard case .openTab(sid, .webview(2), _, _, _, false)? = h.hostCalls.last else {
+            Issue.record("\(h.hostCalls)")
+            return
+        }
+        _ = h.request(ctl, "router.selectTab", ["session": .string(sid), "tab": "home"])
+        #expect(h.hostCalls.last == .showTab(session: sid, webview: .webview(1)))
+        let n = h.hostCalls.count
+        h.host(.tabOpened(session: sid, webview: .webview(2), targetId: "T2", browserContextId: "C1"))
+        #expect(Array(h.hostCalls.dropFirst(n)) == [.showTab(session: sid, webview: .webview(1))])
+        // Its own tab opening while it is shown: nothing more.
+        _ = h.request(ctl, "router.selectTab", ["session": .string(sid), "tab": "search"])
+        let m = h.hostCalls.count
+        h.host(.tabOpened(session: sid, webview: .webview(2), targetId: "T2", browserContextId: "C1"))
+        #expect(h.hostCalls.count == m)
+    }
+
     /// A request the browser answers: the controller's next request waits, replies in order.
     @Test func browserRequestsKeepRequestOrder() {
         var h = BridgeHarness()

@@ -213,6 +213,53 @@ import Testing
         #expect(front.id > closing.id)
     }
 
+    /// Closes run at once (a pop to the root closes three tabs in one round trip); a
+    /// bring-to-front asked for after them waits for them all, and is dropped when a tab was
+    /// opened after it was asked for (that tab, in front, is the newer top).
+    @Test func closesRunAtOnceAndAStaleBringToFrontIsDropped() async throws {
+        let (daemon, fake) = make()
+        let (_, session, token) = try await browserSession(fake)
+        _ = try Self.page(fake, session, token)
+        let host = try #require(daemon.browser?.host)
+        _ = try await host.openTab(session: session, webview: .webview(2), url: "http://app.test/b", script: nil)
+        _ = try await host.openTab(session: session, webview: .webview(3), url: "http://app.test/c", script: nil)
+        chromium.on("Target.closeTarget") { _ in .later }
+        daemon.performHost(.closeTab(session: session, webview: .webview(3)))
+        daemon.performHost(.closeTab(session: session, webview: .webview(2)))
+        daemon.performHost(.showTab(session: session, webview: .webview(1)))
+        let first = try await chromium.next("Target.closeTarget")
+        let second = try await chromium.next("Target.closeTarget")
+        #expect(Set([first, second].compactMap { $0.params["targetId"]?.stringValue }) == ["T3", "T2"], "both sent before either is answered")
+        // A push meanwhile: its tab comes to the front; the bring-to-front of W1 is out of date.
+        daemon.performHost(.openTab(session: session, webview: .webview(4), url: "http://app.test/d", token: "t4", post: nil, root: false))
+        try await chromium.next("Page.navigate") { $0.params["url"] == "http://app.test/d" }
+        chromium.reply(to: first, .result([:]))
+        chromium.reply(to: second, .result([:]))
+        let line = try await TestLog.next(.debug) { $0.hasPrefix("\(session) W1: not brought") }
+        #expect(line == "\(session) W1: not brought to the front (another tab came forward since)")
+        #expect(!chromium.commands.all.contains { $0.method == "Page.bringToFront" && $0.sessionId == "S-T1" && $0.id > first.id })
+    }
+
+    /// A browser session closed while its context is being made (Chromium starting): its
+    /// creator is answered (`browser-error`), not left waiting for a tab that will not come.
+    @Test func aSessionClosedWhileItsContextIsMadeAnswersItsCreator() async throws {
+        let (daemon, fake) = make()
+        chromium.on("Target.createBrowserContext") { _ in .later }
+        let controller = fake.open()
+        fake.receive(controller, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        fake.receive(controller, #"{"id":2,"method":"session.create","params":{"url":"http://app.test/a","browser":true}}"#)
+        let making = try await chromium.next("Target.createBrowserContext")
+        let session = try #require(daemon.bridge.sessionIDs.first)
+        daemon.performHost(.closeSession(session: session))
+        chromium.reply(to: making, .result(["browserContextId": "C9"]))
+        try await fake.serviceRemote { Self.reply(fake, to: controller, id: 2) != nil }
+        let reply = try #require(Self.reply(fake, to: controller, id: 2))
+        #expect(reply["error"]?["code"] == "browser-error", "\(reply)")
+        #expect(reply["error"]?["message"] == "the session was closed before its tab opened")
+        #expect(try await chromium.next("Target.disposeBrowserContext").params == ["browserContextId": "C9"])
+        #expect(daemon.bridge.sessionCount == 0)
+    }
+
     @Test func bridgedOpenSaysWhyNothingOpened() async throws {
         let (daemon, _) = make { $0.bridge.maxURLBytes = 64 }
         let long = "http://app.test/" + String(repeating: "x", count: 64)

@@ -394,11 +394,16 @@ extension Bridge {
         switch result {
         case .tabOpened(let sid, let webview, let targetId, let contextId):
             withSession(sid) { b, s in
-                guard s.browser != nil, s.engine.webView(webview) != nil else { return }
+                guard s.browser != nil, b.exists(webview, in: s) else { return }
                 // (Empty in a trace recorded before the ids were: unknown.)
                 if !targetId.isEmpty { s.browser!.targetIds[webview] = targetId }
                 if !contextId.isEmpty { s.browser!.browserContextId = contextId }
                 b.announceOpen(&s, webview)
+                // A routed session's tab opened in front of the one shown since it was asked for
+                // (a tab selected, then another at once): the shown one comes forward again.
+                if s.isRouted, s.hotwire == nil, let front = s.browser!.front, front != webview, s.browser!.tabbed.contains(front) {
+                    b.effects.append(.host(.showTab(session: sid, webview: front)))
+                }
             }
             guard webview == .webview(1), let (client, h) = heldFor(sessionOpen: sid) else { break }
             guard case .sessionOpen(_, _, let reply) = h.wait else { break }
@@ -413,7 +418,7 @@ extension Bridge {
                 break
             }
             withSession(sid) { b, s in
-                guard s.browser != nil, s.engine.webView(webview) != nil else { return }
+                guard s.browser != nil, b.exists(webview, in: s) else { return }
                 b.announceOpen(&s, webview)
                 s.browser!.failed.removeAll { $0.webview == webview }
                 s.browser!.failed.append(BrowserState.Failure(webview: webview, url: url, reason: reason))

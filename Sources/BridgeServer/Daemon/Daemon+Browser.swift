@@ -49,11 +49,38 @@ final class BrowserSide {
     /// overlay the events said; those do not wait for each other. One entry per open web view;
     /// gone with its tab.
     var overlays: [OverlayKey: Task<Void, Never>] = [:]
-    /// Each session's last tab close or bring-to-front: the next one starts when it has ended.
-    /// A close may bring the tab below forward once Chromium has answered it; a bring-to-front
-    /// the Bridge asked for after the close (a routed session's new top) must come after that.
-    /// One entry per browser session; gone with it.
-    var frontChanges: [String: Task<Void, Never>] = [:]
+    /// Each session's tab closes so far, ended when all have (they run at once). A close may
+    /// bring the tab below forward once Chromium has answered it; a bring-to-front the Bridge
+    /// asked for after the close (a routed session's new top, a hotwire main web view after
+    /// its modal) must come after that. One entry per browser session; gone with it.
+    var closes: [String: Task<Void, Never>] = [:]
+    /// Each session's last bring-to-front: the next one starts when it has ended.
+    var fronts: [String: Task<Void, Never>] = [:]
+    /// Each session's count of tabs opened and brought forward: a bring-to-front that waited
+    /// for closes is dropped when a tab was opened or brought forward after it was asked for
+    /// (that tab is the newer top).
+    let frontSerials = FrontSerials()
+
+    final class FrontSerials: @unchecked Sendable {
+        private let lock = NSLock()
+        private var serials: [String: UInt64] = [:]
+
+        /// The session's next serial.
+        func bump(_ session: String) -> UInt64 {
+            lock.withLock {
+                serials[session, default: 0] &+= 1
+                return serials[session]!
+            }
+        }
+
+        func isLatest(_ serial: UInt64, of session: String) -> Bool {
+            lock.withLock { serials[session] == serial }
+        }
+
+        func remove(_ session: String) {
+            lock.withLock { serials[session] = nil }
+        }
+    }
 
     struct OverlayKey: Hashable {
         var session: String
@@ -106,13 +133,41 @@ extension Daemon {
         }
     }
 
-    /// Runs a close of a tab or a bring-to-front after the session's previous ones
-    /// (`BrowserSide.frontChanges`).
-    func afterFrontChanges(_ b: BrowserSide, session: String, _ body: @escaping @Sendable () async -> Void) {
-        let previous = b.frontChanges[session]
-        b.frontChanges[session] = Task {
-            await previous?.value
-            await body()
+    /// Closes a tab at once; the session's next bring-to-front waits for it
+    /// (`BrowserSide.closes`).
+    func closeTab(_ b: BrowserSide, session: String, webview: ItemID) {
+        let host = b.host
+        let close = Task { await host.closeTab(session: session, webview: webview) }
+        let before = b.closes[session]
+        b.closes[session] = Task {
+            await before?.value
+            await close.value
+        }
+    }
+
+    /// Brings a web view's tab to the front after the session's closes and bring-to-fronts
+    /// asked for before it, unless a tab was opened or brought forward since
+    /// (`BrowserSide.fronts`, `frontSerials`).
+    func showTab(_ b: BrowserSide, session: String, webview: ItemID) {
+        let host = b.host, logger = self.logger, serials = b.frontSerials
+        let serial = serials.bump(session)
+        let closes = b.closes[session], before = b.fronts[session]
+        b.fronts[session] = Task {
+            await closes?.value
+            await before?.value
+            guard serials.isLatest(serial, of: session) else {
+                logger.debug("\(session) \(webview): not brought to the front (another tab came forward since)")
+                return
+            }
+            do {
+                try await host.bringToFront(session: session, webview: webview)
+            } catch BrowserError.unknownTarget {
+                // Its tab is still being opened (it comes to the front when it is), or it failed.
+                logger.debug("\(session) \(webview): no tab to bring to the front")
+            } catch {
+                // Nothing else to do: the tab stays where it is (behind, not drawing).
+                logger.warning("\(session) \(webview): the tab cannot be brought to the front: \(error)")
+            }
         }
     }
 
@@ -134,6 +189,8 @@ extension Daemon {
         let b = browserSide()
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
+            // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
+            _ = b.frontSerials.bump(session)
             let profile = bridge.hotwireProfile(session: session)
             let script = b.script(session: session, webview: webview, token: token, hotwire: profile)
             var userAgent: (@Sendable (String) -> String)?
@@ -156,9 +213,10 @@ extension Daemon {
                     return .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
                 } catch BrowserError.closedWhileOpening {
                     // The web view went (its modal dismissed, say) before its tab was there, or
-                    // the session before its context was: nothing to report, the machine has
-                    // forgotten it.
-                    return nil
+                    // the session before its context was: the machine has forgotten it. A root's
+                    // creator still waits for its tab: it hears that there is none.
+                    guard root else { return nil }
+                    return .tabFailed(session: session, webview: webview, url: url, reason: "the session was closed before its tab opened")
                 } catch {
                     let reason: String
                     if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
@@ -169,11 +227,12 @@ extension Daemon {
             }
         case .closeTab(let session, let webview):
             b.overlays[.init(session: session, webview: webview)] = nil
-            let host = b.host
-            afterFrontChanges(b, session: session) { await host.closeTab(session: session, webview: webview) }
+            closeTab(b, session: session, webview: webview)
         case .closeSession(let session):
             b.overlays = b.overlays.filter { $0.key.session != session }
-            b.frontChanges[session] = nil
+            b.closes[session] = nil
+            b.fronts[session] = nil
+            b.frontSerials.remove(session)
             onHost { host in
                 await host.closeSession(session)
                 return nil
@@ -196,19 +255,7 @@ extension Daemon {
                 """
             changeOverlay(b, session: session, webview: webview, expression: expression)
         case .showTab(let session, let webview):
-            let logger = self.logger
-            let host = b.host
-            afterFrontChanges(b, session: session) {
-                do {
-                    try await host.bringToFront(session: session, webview: webview)
-                } catch BrowserError.unknownTarget {
-                    // Its tab is still being opened: it comes to the front when it is.
-                    logger.debug("\(session) \(webview): no tab to bring to the front yet")
-                } catch {
-                    // Nothing else to do: the tab stays where it is (behind, not drawing).
-                    logger.warning("\(session) \(webview): the tab cannot be brought to the front: \(error)")
-                }
-            }
+            showTab(b, session: session, webview: webview)
         case .removeOverlay(let session, let webview):
             changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
         case .evaluate(let request, let session, let webview, let expression):
