@@ -38,6 +38,18 @@ import Testing
         return (controller, session, token)
     }
 
+    /// A browser session whose W1 page connected, and tabs opened in the host for W2…W`last`
+    /// (`http://app.test/2`…), as the web views a controller pushed would have.
+    func sessionWithTabs(_ daemon: Daemon, _ fake: FakeTransport, _ last: Int) async throws -> (session: String, host: BrowserHost) {
+        let (_, session, token) = try await browserSession(fake)
+        _ = try Self.page(fake, session, token)
+        let host = try #require(daemon.browser?.host)
+        for n in 2...last {
+            _ = try await host.openTab(session: session, webview: .webview(n), url: "http://app.test/\(n)", script: nil)
+        }
+        return (session, host)
+    }
+
     /// The page of `W1` in its tab connects and claims it, as the injected client does.
     static func page(_ fake: FakeTransport, _ session: String, _ token: String) throws -> ConnectionID {
         let page = fake.open()
@@ -196,10 +208,7 @@ import Testing
     /// answers it: the last tab brought forward is the one the Bridge asked for.
     @Test func aBringToFrontAfterACloseComesAfterIt() async throws {
         let (daemon, fake) = make()
-        let (_, session, token) = try await browserSession(fake)
-        _ = try Self.page(fake, session, token)
-        let host = try #require(daemon.browser?.host)
-        _ = try await host.openTab(session: session, webview: .webview(2), url: "http://app.test/b", script: nil)
+        let (session, host) = try await sessionWithTabs(daemon, fake, 2)
         chromium.on("Target.closeTarget") { _ in .later }
         daemon.performHost(.closeTab(session: session, webview: .webview(2)))
         daemon.performHost(.showTab(session: session, webview: .webview(1)))
@@ -218,11 +227,7 @@ import Testing
     /// opened after it was asked for (that tab, in front, is the newer top).
     @Test func closesRunAtOnceAndAStaleBringToFrontIsDropped() async throws {
         let (daemon, fake) = make()
-        let (_, session, token) = try await browserSession(fake)
-        _ = try Self.page(fake, session, token)
-        let host = try #require(daemon.browser?.host)
-        _ = try await host.openTab(session: session, webview: .webview(2), url: "http://app.test/b", script: nil)
-        _ = try await host.openTab(session: session, webview: .webview(3), url: "http://app.test/c", script: nil)
+        let (session, _) = try await sessionWithTabs(daemon, fake, 3)
         chromium.on("Target.closeTarget") { _ in .later }
         daemon.performHost(.closeTab(session: session, webview: .webview(3)))
         daemon.performHost(.closeTab(session: session, webview: .webview(2)))
