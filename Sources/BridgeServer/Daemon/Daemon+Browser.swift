@@ -59,26 +59,14 @@ final class BrowserSide {
     /// Each session's count of tabs opened and brought forward: a bring-to-front that waited
     /// for closes is dropped when a tab was opened or brought forward after it was asked for
     /// (that tab is the newer top).
-    let frontSerials = FrontSerials()
+    /// (Read by the bring-to-front's task, bumped on the service thread.)
+    let frontSerials = Locked<[String: UInt64]>([:])
 
-    final class FrontSerials: @unchecked Sendable {
-        private let lock = NSLock()
-        private var serials: [String: UInt64] = [:]
-
-        /// The session's next serial.
-        func bump(_ session: String) -> UInt64 {
-            lock.withLock {
-                serials[session, default: 0] &+= 1
-                return serials[session]!
-            }
-        }
-
-        func isLatest(_ serial: UInt64, of session: String) -> Bool {
-            lock.withLock { serials[session] == serial }
-        }
-
-        func remove(_ session: String) {
-            lock.withLock { serials[session] = nil }
+    /// The session's next serial (`frontSerials`).
+    func bumpFrontSerial(_ session: String) -> UInt64 {
+        frontSerials.withLock { serials in
+            serials[session, default: 0] &+= 1
+            return serials[session]!
         }
     }
 
@@ -150,12 +138,12 @@ extension Daemon {
     /// (`BrowserSide.fronts`, `frontSerials`).
     func showTab(_ b: BrowserSide, session: String, webview: ItemID) {
         let host = b.host, logger = self.logger, serials = b.frontSerials
-        let serial = serials.bump(session)
+        let serial = b.bumpFrontSerial(session)
         let closes = b.closes[session], before = b.fronts[session]
         b.fronts[session] = Task {
             await closes?.value
             await before?.value
-            guard serials.isLatest(serial, of: session) else {
+            guard serials.withLock({ $0[session] == serial }) else {
                 logger.debug("\(session) \(webview): not brought to the front (another tab came forward since)")
                 return
             }
@@ -172,15 +160,19 @@ extension Daemon {
     }
 
     /// Shows or removes a web view's overlay after its previous change (`BrowserSide.overlays`).
-    /// A change that fails (the tab is gone, the page is navigating) is not retried: the next
-    /// page has no overlay, and the Bridge's state says what it shows.
+    /// A change that fails (the tab is gone, the page is navigating) is a debug line, not
+    /// retried: the next page has no overlay, and the Bridge's state says what it shows.
     func changeOverlay(_ b: BrowserSide, session: String, webview: ItemID, expression: String) {
         let key = BrowserSide.OverlayKey(session: session, webview: webview)
         let previous = b.overlays[key]
-        let host = b.host
+        let host = b.host, logger = self.logger
         b.overlays[key] = Task {
             await previous?.value
-            _ = try? await host.evaluate(session: session, webview: webview, expression: expression)
+            do {
+                _ = try await host.evaluate(session: session, webview: webview, expression: expression)
+            } catch {
+                logger.debug("\(session) \(webview): its overlay was not changed: \(error)")
+            }
         }
     }
 
@@ -190,7 +182,7 @@ extension Daemon {
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
             // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
-            _ = b.frontSerials.bump(session)
+            _ = b.bumpFrontSerial(session)
             let profile = bridge.hotwireProfile(session: session)
             let script = b.script(session: session, webview: webview, token: token, hotwire: profile)
             var userAgent: (@Sendable (String) -> String)?
@@ -232,7 +224,7 @@ extension Daemon {
             b.overlays = b.overlays.filter { $0.key.session != session }
             b.closes[session] = nil
             b.fronts[session] = nil
-            b.frontSerials.remove(session)
+            b.frontSerials.withLock { $0[session] = nil }
             onHost { host in
                 await host.closeSession(session)
                 return nil
