@@ -62,6 +62,8 @@ struct BrowserState: Equatable {
     var front: ItemID?
     /// Web views whose tab was asked for (`HostWork.openTab`) and not closed since.
     var tabbed: Set<ItemID> = []
+    /// Dialogs, crashes, choosers, the tab limit (Bridge+Shell.swift).
+    var shell = ShellState()
     /// How long after the browser's report of a url change a `pwa-navigate` to that same url is
     /// taken as the announcement the report overtook (microseconds). Both leave the page within
     /// a millisecond; the window is wide so that a loaded machine does not matter, and bounded so
@@ -133,13 +135,22 @@ extension Bridge {
     // MARK: Holding connections
 
     /// Moves the frames and closes for held connections queued since `mark` into their
-    /// connection's outbound queue.
+    /// connection's outbound queue. A controller waiting for the browser's answer to one of its
+    /// requests (`webview.evaluate` on a busy page, say) still hears events at once: its reply
+    /// keeps its place among its replies, and an event is no reply (nothing its waiting request
+    /// caused is sent before it answers: that request has done nothing yet).
     mutating func divertHeld(from mark: Int) {
         var i = mark
         while i < effects.count {
             let target: ClientID?
             switch effects[i] {
-            case .send(let c, _), .close(let c, _, _): target = c
+            case .send(let c, let bytes):
+                if case .answer? = held[c]?.wait, Self.isEventFrame(bytes) {
+                    target = nil
+                } else {
+                    target = c
+                }
+            case .close(let c, _, _): target = c
             default: target = nil
             }
             if let target, held[target] != nil {
@@ -147,6 +158,16 @@ extension Bridge {
             } else {
                 i += 1
             }
+        }
+    }
+
+    /// Whether `frame` is an event (`{"event":…`, as `emit` writes them), not a reply.
+    static func isEventFrame(_ frame: [UInt8]) -> Bool {
+        let prefix: StaticString = #"{"event":"#
+        guard frame.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { p in
+            for k in 0..<p.count where frame[k] != p[k] { return false }
+            return true
         }
     }
 
@@ -197,9 +218,10 @@ extension Bridge {
     /// (No `client`: the daemon's own `bridged open`, answered to no one.)
     /// With `profile`, a hotwire-native session (Bridge+Hotwire.swift); its result says so.
     mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: HotwireProfile? = nil,
-                                       now: Int64) throws(ProtocolError) {
+                                       shell: ShellSettings? = nil, now: Int64) throws(ProtocolError) {
         try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
             s.browser = BrowserState()
+            if let shell { s.browser!.shell.settings = shell }
             let sid = s.id
             let w1 = ItemID.webview(1)
             let token = s.engine.webView(w1)!.token
@@ -243,6 +265,7 @@ extension Bridge {
             if let f = browser.failed.first(where: { $0.webview == wid }) {
                 throw ProtocolError(.browserError, "\(wid) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
+            if let refusal = shellRefusal(s, wid) { throw refusal }
             return wid
         }
         let work: HostWork
@@ -252,6 +275,7 @@ extension Bridge {
             if let f = browser.failed.first(where: { $0.webview == top.id }) {
                 throw ProtocolError(.browserError, "\(top.id) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
+            if let refusal = shellRefusal(s, top.id) { throw refusal }
             work = .screenshot(request, session: sid, target: top.id)
         case .snapshot:
             let text = try p.string("placeholder")
@@ -324,6 +348,7 @@ extension Bridge {
             s.browser!.targetIds[webview] = nil
             s.browser!.waitingNavigations[webview] = nil
             s.browser!.failed.removeAll { $0.webview == webview }
+            s.browser!.shell.forget(webview)
             effects.append(.host(.closeTab(session: sid, webview: webview)))
         case .stackChanged:
             // Snapshots go with their placeholders; the last one to go is kept for the overlay.
@@ -379,6 +404,7 @@ extension Bridge {
             }
             return
         }
+        guard shellAllowsTab(&s, for: stop) else { return }
         if stop.method != "GET" { s.browser!.posts[PageURL.stripClaim(stop.url)] = stop }
         // Exactly as the page's own `navigate` event.
         navigate(&s, from: stop.webview, client: client, url: stop.url, replyTo: nil, now: now)
@@ -498,6 +524,7 @@ extension Bridge {
                         w.key("data"); w.string(Base64.encode(jpeg))
                     }
                 case .failed(let message): b.sendError(client, id: request.id, ProtocolError(.browserError, message))
+                case .unresponsive(let message): b.sendError(client, id: request.id, ProtocolError(.pageUnresponsive, message))
                 }
             }))
         case .pathConfigurationFetched(let sid, let url, let fetch):
@@ -505,6 +532,8 @@ extension Bridge {
                 guard s.hotwire != nil else { return }
                 b.hotwirePathConfigurationFetched(&s, url: url, fetch)
             }
+        case .shell(let event):
+            shellEvent(event, now: now)
         case .browserCrashed(let sids):
             for sid in sids {
                 withSession(sid) { b, s in

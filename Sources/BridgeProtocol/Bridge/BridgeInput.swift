@@ -91,6 +91,9 @@ public enum HostAnswer: Equatable, Sendable {
     case image([UInt8])
     /// The browser could not: the reply is a `browser-error` with this message.
     case failed(String)
+    /// The page did not answer in time (a busy loop, a page that never yields): the reply is a
+    /// `page-unresponsive` error with this message.
+    case unresponsive(String)
 }
 
 /// What the host's browser did, typed.
@@ -122,6 +125,9 @@ public enum HostResult: Equatable, Sendable {
     /// there is none (`HTTP 404`, `net::ERR_CONNECTION_REFUSED`, not JSON, over the byte cap, no
     /// answer in time).
     case pathConfigurationFetched(session: String, url: String, PathConfigurationFetch)
+    /// What a page handed to its shell: a dialog, a file chooser, a download, its renderer's
+    /// death (ShellTypes.swift, Bridge+Shell.swift).
+    case shell(ShellEvent)
 }
 
 /// What the host's fetch of a hotwire-native session's `pathConfigurationUrl` gave.
@@ -166,11 +172,14 @@ public enum HostWork: Equatable, Sendable {
     /// host with the session's cookies (as the app's native side loads its server copy: no CORS),
     /// in the frame of `webview` (the main web view); answered by `pathConfigurationFetched`.
     case fetchPathConfiguration(session: String, webview: ItemID, url: String)
+    /// What the Bridge decided about what a page handed to its shell (ShellTypes.swift).
+    case shell(ShellWork)
 
     /// The request this work answers, if any.
     public var request: HostRequest? {
         switch self {
         case .evaluate(let r, _, _, _), .click(let r, _, _, _), .type(let r, _, _, _, _), .screenshot(let r, _, _): r
+        case .shell(let work): work.request
         default: nil
         }
     }
@@ -225,9 +234,10 @@ extension Bridge {
         } catch {
             throw ProtocolError(.invalidParams, error.message)
         }
+        let shell = try Self.shellSettings(params)
         let url = PageURL.stripClaim(url)
         try checkURL(url, "url")
-        try createBrowserSession(nil, id: nil, url: url, profile: profile, now: now)
+        try createBrowserSession(nil, id: nil, url: url, profile: profile, shell: shell, now: now)
     }
 
     /// `apply(.frame(client, text:), at:)` without copying the message (the daemon's path for

@@ -11,9 +11,13 @@ extension Bridge {
             } catch {
                 throw ProtocolError(.invalidParams, error.message)
             }
+            let shell = try Self.shellSettings(p.object)
             if let browser = p.object["browser"], browser != .null {
                 guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
-                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, now: now) }
+                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, shell: shell, now: now) }
+            }
+            if shell != nil {
+                throw ProtocolError(.invalidParams, "\"dialogs\", \"permissions\" and \"geolocation\" need a browser session: {\"browser\": true}")
             }
             if profile != nil {
                 throw ProtocolError(.invalidParams, "profile \"\(HotwireProfile.name)\" needs a browser session: {\"browser\": true}")
@@ -55,6 +59,9 @@ extension Bridge {
                 let canGoBack = s.hotwire.map { !$0.navigator.modal.isEmpty || $0.navigator.main.count > 1 } ?? s.engine.canGoBack
                 let sid = s.id
                 let failed = s.browser?.failed
+                var states = JSONWriter(capacity: 64)
+                b.writeShellStates(s, into: &states)
+                let shellStates = states.bytes
                 let hotwire = s.hotwire.map { h in (h.profile.platform.rawValue, s.tree?.toJSON() ?? .null) }
                 let browserIds = s.browser.map { (context: $0.browserContextId, targets: $0.targetIds.sorted { $0.key.description < $1.key.description }) }
                 b.sendResult(client, id: id) { w in
@@ -80,6 +87,7 @@ extension Bridge {
                             w.endObject()
                         }
                         w.endArray()
+                        w.key("webviews"); w.raw(shellStates)
                     }
                     if let (platform, tree) = hotwire {
                         // Hotwire Native sessions (docs/HOTWIRE.md): the profile and both stacks.
