@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
 import time
 import urllib.parse
 from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
@@ -54,85 +55,89 @@ def register(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--bridged-shell runs the tests in the daemon's Chromium: --browser {' '.join(others)} cannot apply")
     if not config.pluginmanager.hasplugin("playwright"):  # pytest-playwright, whose entry point is `playwright`
         config.pluginmanager.register(_PlaywrightFixture(), "bridged-shell-playwright")
-    config.pluginmanager.register(ShellPlugin(), "bridged-shell")
+    config.pluginmanager.register(sys.modules[__name__], "bridged-shell")
 
 
 class _PlaywrightFixture:
     """``playwright`` when pytest-playwright is not installed (or not loaded)."""
 
     @pytest.fixture(scope="session")
-    def playwright(self) -> Iterator[Playwright]:
+    @staticmethod
+    def playwright() -> Iterator[Playwright]:
         with sync_playwright() as p:
             yield p
 
 
-class ShellPlugin:
-    """The fixtures of ``--bridged-shell`` (see the module's documentation)."""
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
 
-    @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: Any) -> Iterator[None]:
-        outcome = yield
-        report = outcome.get_result()
-        item.stash.setdefault(_REPORTS, {})[report.when] = report
 
-    @pytest.fixture(scope="session")
-    def base_url(self, pytestconfig: pytest.Config, bridged_daemon: Daemon) -> str:
-        """``--base-url`` (or the ini's ``base_url``) when given, else the daemon's own address."""
-        given = pytestconfig.getoption("--base-url", default=None)
-        if not given:
-            try:
-                given = pytestconfig.getini("base_url")
-            except ValueError:  # no plugin declares the ini value
-                given = None
-        return str(given or bridged_daemon.base_url)
-
-    @pytest.fixture(scope="session")
-    def browser(self, playwright: Playwright, bridged_daemon: Daemon, base_url: str,
-                pytestconfig: pytest.Config) -> Iterator[Browser]:
-        """Playwright attached to the daemon's Chromium (``connect_over_cdp``)."""
-        slow_mo = pytestconfig.getoption("--slowmo", default=0) or None  # pytest-playwright's --slowmo
-        browser = playwright.chromium.connect_over_cdp(bridged_daemon.devtools_url(), slow_mo=slow_mo)
-        _resolve_against(browser.contexts[0], base_url)
+@pytest.fixture(scope="session")
+def base_url(pytestconfig: pytest.Config, bridged_daemon: Daemon) -> str:
+    """``--base-url`` (or the ini's ``base_url``) when given, else the daemon's own address."""
+    given = pytestconfig.getoption("--base-url", default=None)
+    if not given:
         try:
-            yield browser
-        finally:
-            browser.close()  # disconnects; the daemon stops its Chromium when it stops
+            given = pytestconfig.getini("base_url")
+        except ValueError:  # no plugin declares the ini value
+            given = None
+    return str(given or bridged_daemon.base_url)
 
-    @pytest.fixture(scope="session")
-    def _bridged_pages(self, browser: Browser) -> "Pages":
-        return Pages(browser)
 
-    @pytest.fixture
-    def bridged_session(self, request: pytest.FixtureRequest, _bridged_pages: "Pages", bridged_controller: Controller,
-                        bridged_session_params: Dict[str, Any], base_url: str) -> Iterator["ShellSession"]:
-        """The test's own browser session (a ``ShellSession``), closed after the test."""
-        pages = _bridged_pages
-        before = set(pages.context.pages)
-        folder = _output_folder(request)
-        start = urllib.parse.urljoin(base_url, request.config.getoption("--bridged-start-url"))
-        created = bridged_controller.create_session(start, browser=True, **bridged_session_params)
-        session = ShellSession(bridged_controller, created.created, pages)
-        yield session
-        failed = _failed(request.node)
-        if failed or request.config.getoption("--screenshot", default="off") == "on":
-            _keep_screen(session, request.node, folder, failed)
-        # The session's pages go with it: wait until Playwright has seen them close, so that the
-        # next test starts without them.
-        with contextlib.ExitStack() as closing:
-            for page in pages.of_session(session):
-                closing.enter_context(page.expect_event("close", timeout=PAGE_TIMEOUT * 1000))
-            session.close()
-        pages.close_strays(before)
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright, bridged_daemon: Daemon, base_url: str,
+            pytestconfig: pytest.Config) -> Iterator[Browser]:
+    """Playwright attached to the daemon's Chromium (``connect_over_cdp``)."""
+    slow_mo = pytestconfig.getoption("--slowmo", default=0) or None  # pytest-playwright's --slowmo
+    browser = playwright.chromium.connect_over_cdp(bridged_daemon.devtools_url(), slow_mo=slow_mo)
+    _resolve_against(browser.contexts[0], base_url)
+    try:
+        yield browser
+    finally:
+        browser.close()  # disconnects; the daemon stops its Chromium when it stops
 
-    @pytest.fixture
-    def page(self, bridged_session: "ShellSession") -> Page:
-        """The Playwright page of the test session's first web view."""
-        return bridged_session.page_of(str(bridged_session.created.get("webview", "W1")))
 
-    @pytest.fixture
-    def context(self, page: Page) -> BrowserContext:
-        """The browser context of ``page`` (Playwright's default context of the connection)."""
-        return page.context
+@pytest.fixture(scope="session")
+def _bridged_pages(browser: Browser) -> "Pages":
+    return Pages(browser)
+
+
+@pytest.fixture
+def bridged_session(request: pytest.FixtureRequest, _bridged_pages: "Pages", bridged_controller: Controller,
+                    bridged_session_params: Dict[str, Any], base_url: str) -> Iterator["ShellSession"]:
+    """The test's own browser session (a ``ShellSession``), closed after the test."""
+    pages = _bridged_pages
+    before = set(pages.context.pages)
+    folder = _output_folder(request)
+    start = urllib.parse.urljoin(base_url, request.config.getoption("--bridged-start-url"))
+    created = bridged_controller.create_session(start, browser=True, **bridged_session_params)
+    session = ShellSession(bridged_controller, created.created, pages)
+    yield session
+    failed = _failed(request.node)
+    if failed or request.config.getoption("--screenshot", default="off") == "on":
+        _keep_screen(session, request.node, folder, failed)
+    # The session's pages go with it: wait until Playwright has seen them close, so that the
+    # next test starts without them.
+    with contextlib.ExitStack() as closing:
+        for page in pages.of_session(session):
+            closing.enter_context(page.expect_event("close", timeout=PAGE_TIMEOUT * 1000))
+        session.close()
+    pages.close_strays(before)
+
+
+@pytest.fixture
+def page(bridged_session: "ShellSession") -> Page:
+    """The Playwright page of the test session's first web view."""
+    return bridged_session.page_of(str(bridged_session.created.get("webview", "W1")))
+
+
+@pytest.fixture
+def context(page: Page) -> BrowserContext:
+    """The browser context of ``page`` (Playwright's default context of the connection)."""
+    return page.context
 
 
 class ShellSession(Session):

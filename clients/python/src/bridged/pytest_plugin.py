@@ -22,11 +22,11 @@ plugin leaves pytest-playwright's fixtures alone.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import shlex
+import sys
 from typing import Any, Dict, Iterator
 
 import pytest
@@ -36,13 +36,6 @@ from ._daemon import Daemon
 
 #: config.stash: the session.create params the options ask for (parsed once, in pytest_configure).
 SESSION_PARAMS_KEY = pytest.StashKey[Dict[str, Any]]()
-
-
-def _installed(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -75,11 +68,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--bridged-start-url", metavar="URL", default="about:blank",
                     help="what each shell session's first web view loads before the test "
                          "(default about:blank; a path is taken from base_url)")
-    # `base_url` comes from pytest-base-url, or pytest-playwright when that is not installed;
-    # with neither, the shell still honours --base-url.
-    if not _installed("pytest_base_url") and not _installed("pytest_playwright"):
-        group.addoption("--base-url", metavar="url", default=os.environ.get("PYTEST_BASE_URL"),
-                        help="base url for the application under test (default with --bridged-shell: the daemon's)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> Iterator[None]:
+    yield
+    # Every plugin is registered by now. `--base-url` and the ini's `base_url` come from
+    # pytest-base-url, else from pytest-playwright; with neither (not installed, or -p no:…),
+    # from here, for the shell's `base_url`.
+    manager = early_config.pluginmanager
+    base_url_plugin = sys.modules.get("pytest_base_url.plugin")
+    if manager.hasplugin("playwright") or (base_url_plugin is not None and manager.is_registered(base_url_plugin)):
+        return
+    parser.addini("base_url", help="base url for the application under test.")
+    parser.getgroup("bridged").addoption(
+        "--base-url", metavar="url", default=os.environ.get("PYTEST_BASE_URL"),
+        help="base url for the application under test (with --bridged-shell, default: the daemon's)")
 
 
 def _session_params(config: pytest.Config) -> Dict[str, Any]:
