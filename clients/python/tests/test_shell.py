@@ -6,6 +6,7 @@ import inspect
 import json
 import os
 import pathlib
+import re
 import select
 import uuid
 import xml.etree.ElementTree as ET
@@ -15,6 +16,14 @@ import pytest
 from samples import DEMO, PWA_TESTS, REPO
 
 HOTWIRE_APP = REPO / "Tests" / "integration" / "hotwire_app" / "server.py"
+
+
+def doc_example(name):
+    """The Python block of docs/PLAYWRIGHT.md that starts with `# NAME`."""
+    doc = (REPO / "docs" / "PLAYWRIGHT.md").read_text()
+    m = re.search(r"```python\n(# " + re.escape(name) + r"\b.*?)```", doc, re.S)
+    assert m, f"docs/PLAYWRIGHT.md has its example {name}"
+    return m.group(1)
 
 # A failed test: its screen is kept, its session closed, and a page it opened outside every
 # session closed too; the next test sees none of them.
@@ -108,11 +117,12 @@ def test_a_pytest_playwright_file_runs_in_the_shell_and_leaves_no_chromium(pytes
     monkeypatch.setenv("SHELL_TEST_MARK", mark)
     monkeypatch.setenv("SHELL_TEST_PIDS", str(pytester.path / "chromium.pids"))
     pytester.makeconftest(NOTE_CHROMIUM)
-    pytester.makepyfile(test_pwa=PWA_TESTS, test_failing=FAILING_TESTS)
-    result = run(pytester, "--bridged-shell", "--bridged-static", DEMO, "-v", "test_pwa.py", "test_failing.py")
-    result.assert_outcomes(passed=3, failed=1)
+    pytester.makepyfile(test_pwa=PWA_TESTS, test_failing=FAILING_TESTS, test_demo=doc_example("test_demo.py"))
+    result = run(pytester, "--bridged-shell", "--bridged-static", DEMO, "-v", "test_pwa.py", "test_failing.py", "test_demo.py")
+    result.assert_outcomes(passed=4, failed=1)
     result.stdout.fnmatch_lines(["*test_pwa.py::test_pwa_link_classic_navigation_back?chromium? PASSED*",
-                                 "*test_failing.py::test_fails_with_two_pages_and_a_stray?chromium? FAILED*"])
+                                 "*test_failing.py::test_fails_with_two_pages_and_a_stray?chromium? FAILED*",
+                                 "*test_demo.py::test_deals_then_a_classic_page_then_back?chromium? PASSED*"])
 
     props = properties(pytester)
     first, second = (props[f"test_{n}[chromium]"]["session"] for n in ("pwa_link_classic_navigation_back",
@@ -129,7 +139,7 @@ def test_a_pytest_playwright_file_runs_in_the_shell_and_leaves_no_chromium(pytes
 
     # Chromium ran for the daemon during every test, and none of it outlives the run.
     noted = [json.loads(line) for line in (pytester.path / "chromium.pids").read_text().splitlines()]
-    assert len(noted) == 4 and all(noted), noted
+    assert len(noted) == 5 and all(noted), noted
     wait_exited({pid for pids in noted for pid in pids})
     assert marked_chromium(mark) == []
 
@@ -176,44 +186,9 @@ def _hotwire_app():
     return module
 
 
-# A Turbo app's test as its team writes it; the shell plays Hotwire Native around it.
-TURBO_TESTS = '''
-from playwright.sync_api import Page, expect
-
-
-def test_push_a_modal_form_and_back(page: Page, bridged_session, bridged_session_params, pytestconfig):
-    page.goto("/")
-    expect(page.locator("#title")).to_have_text("Home")
-    state = bridged_session.get()
-    assert (state["profile"], state["platform"]) == ("hotwire-native", pytestconfig.getoption("--bridged-platform"))
-    assert bridged_session.stack == "W1(*C)"
-    if "pathConfigurationUrl" in bridged_session_params:  # fetched once the page connected
-        assert bridged_session.wait_event("hotwire.pathConfiguration", timeout=15)["rules"] == 4
-
-    page.click("#to-one")                        # Turbo proposes, native pushes, the same tab visits
-    expect(page.locator("#title")).to_have_text("One")
-    expect(page).to_have_url("/one")
-    assert bridged_session.stack == "P1 W1(*C)"
-
-    with page.context.expect_page() as opened:   # /new is a modal: a web view, and a page, of its own
-        page.click("#to-new")
-    modal = opened.value
-    modal.fill("#item-title", "Bread")
-    assert bridged_session.page == modal
-    with modal.expect_event("close"):            # the form's redirect dismisses the modal
-        modal.click("#submit")
-    expect(page.locator("#item")).to_have_text("Bread")
-    assert bridged_session.page == page
-    assert bridged_session.stack == "P1 P2 W1(*C)"
-
-    bridged_session.back()
-    expect(page.locator("#title")).to_have_text("One")
-    assert bridged_session.stack == "P1 W1(*C)"
-'''
-
-
 @pytest.mark.parametrize("platform", ["ios", "android"])
 def test_a_turbo_apps_suite_in_the_hotwire_native_shell(pytester, platform):
+    """docs/PLAYWRIGHT.md's worked example, as the doc runs it."""
     app = _hotwire_app()
     server, base = app.start()
     try:
@@ -222,10 +197,10 @@ def test_a_turbo_apps_suite_in_the_hotwire_native_shell(pytester, platform):
             configuration = "path-configuration.json"
         else:
             configuration = base + "/path-configuration.json"
-        pytester.makepyfile(test_turbo=TURBO_TESTS)
+        pytester.makepyfile(test_turbo_app=doc_example("test_turbo_app.py"))
         result = run(pytester, "--bridged-shell", "--base-url", base, "--bridged-profile", "hotwire-native",
                      "--bridged-platform", platform, "--bridged-path-configuration", configuration,
-                     "--bridged-bridge-components", "form,menu")
+                     "--bridged-bridge-components", "form", "test_turbo_app.py")
         result.assert_outcomes(passed=1)
     finally:
         server.shutdown()
