@@ -51,6 +51,11 @@ def test_after_the_failure(page, context, bridged_controller):
         bridged_controller.call("session.get", session=failed[0])
     assert gone.value.code == "unknown-session"
     assert [p.url for p in context.pages if p.url != "about:blank"] == []
+
+
+def test_a_test_may_close_its_session_itself(page, bridged_session):
+    with page.expect_event("close"):
+        bridged_session.close()
 '''
 
 
@@ -119,7 +124,7 @@ def test_a_pytest_playwright_file_runs_in_the_shell_and_leaves_no_chromium(pytes
     pytester.makeconftest(NOTE_CHROMIUM)
     pytester.makepyfile(test_pwa=PWA_TESTS, test_failing=FAILING_TESTS, test_demo=doc_example("test_demo.py"))
     result = run(pytester, "--bridged-shell", "--bridged-static", DEMO, "-v", "test_pwa.py", "test_failing.py", "test_demo.py")
-    result.assert_outcomes(passed=4, failed=1)
+    result.assert_outcomes(passed=5, failed=1)
     result.stdout.fnmatch_lines(["*test_pwa.py::test_pwa_link_classic_navigation_back?chromium? PASSED*",
                                  "*test_failing.py::test_fails_with_two_pages_and_a_stray?chromium? FAILED*",
                                  "*test_demo.py::test_deals_then_a_classic_page_then_back?chromium? PASSED*"])
@@ -139,14 +144,14 @@ def test_a_pytest_playwright_file_runs_in_the_shell_and_leaves_no_chromium(pytes
 
     # Chromium ran for the daemon during every test, and none of it outlives the run.
     noted = [json.loads(line) for line in (pytester.path / "chromium.pids").read_text().splitlines()]
-    assert len(noted) == 5 and all(noted), noted
+    assert len(noted) == 6 and all(noted), noted
     wait_exited({pid for pids in noted for pid in pids})
     assert marked_chromium(mark) == []
 
 
 def test_base_url_option_and_without_pytest_playwright(pytester, tmp_path):
     """--base-url is the base of relative urls; with pytest-playwright switched off
-    (-p no:playwright) the shell brings its own `playwright` fixture."""
+    (-p no:playwright) the shell brings its own `playwright` fixture and `--base-url`."""
     site = tmp_path / "site" / "sub"
     site.mkdir(parents=True)
     (site / "hello.html").write_text("<!doctype html><title>hello</title><h1 id=t>hello</h1>")
@@ -170,9 +175,13 @@ def test_base_url_option_and_without_pytest_playwright(pytester, tmp_path):
             assert bridged_session.stack == "W1(*C)"
         ''')
     try:
-        for extra in ([], ["-p", "no:playwright"]):
-            result = run(pytester, "--bridged-shell", "--base-url", base, *extra)
-            result.assert_outcomes(passed=1)
+        # With pytest-playwright, and its --screenshot on: a passed test's screen is kept too.
+        result = run(pytester, "--bridged-shell", "--base-url", base, "--screenshot", "on")
+        result.assert_outcomes(passed=1)
+        kept = list((pytester.path / "test-results").rglob("*.jpg"))
+        assert [p.name for p in kept] == ["test-finished-1.jpg"] and kept[0].read_bytes()[:3] == b"\xff\xd8\xff"
+        result = run(pytester, "--bridged-shell", "--base-url", base, "-p", "no:playwright")
+        result.assert_outcomes(passed=1)
     finally:
         server.shutdown()
 

@@ -120,7 +120,7 @@ def bridged_session(request: pytest.FixtureRequest, _bridged_pages: "Pages", bri
     if failed or request.config.getoption("--screenshot", default="off") == "on":
         _keep_screen(session, request.node, folder, failed)
     # The session's pages go with it: wait until Playwright has seen them close, so that the
-    # next test starts without them.
+    # next test starts without them (a session the test closed itself has none left).
     with contextlib.ExitStack() as closing:
         for page in pages.of_session(session):
             closing.enter_context(page.expect_event("close", timeout=PAGE_TIMEOUT * 1000))
@@ -232,8 +232,14 @@ class Pages:
                 self.context.wait_for_event("page", timeout=min(remaining, 1.0) * 1000)
 
     def of_session(self, session: Session) -> List[Page]:
-        """The open pages Playwright knows of the session's web views."""
-        targets = set((session.get().get("targetIds") or {}).values())
+        """The open pages Playwright knows of the session's web views (none once it is closed)."""
+        try:
+            state = session.get()
+        except BridgeError as e:
+            if e.code == "unknown-session":
+                return []
+            raise
+        targets = set((state.get("targetIds") or {}).values())
         return [p for p in self.context.pages if not p.is_closed() and (self.info(p) or ("",))[0] in targets]
 
     def close_strays(self, before: Set[Page]) -> None:

@@ -53,8 +53,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="pytest-playwright's browser, context, page and base_url come from bridged: "
                          "the daemon starts with --devtools and each test gets a browser session of its own")
     group.addoption("--bridged-profile", metavar="NAME", default=None,
-                    choices=["astro", "hotwire-native", "capacitor"],
-                    help="the profile of the shell's sessions: astro (the daemon's default), hotwire-native, capacitor")
+                    help="the profile of the shell's sessions: astro (the daemon's default), hotwire-native, "
+                         "capacitor (the daemon refuses one it does not know)")
     group.addoption("--bridged-platform", metavar="NAME", default=None, choices=["ios", "android"],
                     help="the platform the shell's sessions play: ios or android")
     group.addoption("--bridged-path-configuration", metavar="FILE|URL", default=None,
