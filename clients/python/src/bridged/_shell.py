@@ -1,7 +1,7 @@
 """bridged as the native shell of a pytest-playwright suite: ``pytest --bridged-shell``.
 
-Registered by ``bridged.pytest_plugin`` in ``pytest_configure`` only when the flag is given, as
-a plugin object of its own: registered after every plugin of the entry points, its fixtures
+This module is registered as a plugin by ``bridged.pytest_plugin`` in ``pytest_configure``,
+only when the flag is given: registered after every plugin of the entry points, its fixtures
 ``browser``, ``context``, ``page`` and ``base_url`` shadow pytest-playwright's (and
 pytest-base-url's); a conftest.py still overrides them as usual. Playwright is imported here
 only, so the library and its plugin work without it.
