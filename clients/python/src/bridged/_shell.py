@@ -29,7 +29,7 @@ import re
 import sys
 import time
 import urllib.parse
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Generator, Iterator, List, Optional, Set, Tuple
 
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Error as PlaywrightError, Page, Playwright
@@ -69,7 +69,7 @@ class _PlaywrightFixture:
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Iterator[None]:
+def pytest_runtest_makereport(item: pytest.Item, call: Any) -> Generator[None, Any, None]:
     outcome = yield
     report = outcome.get_result()
     item.stash.setdefault(_REPORTS, {})[report.when] = report

@@ -164,7 +164,8 @@ def bridged_session_params(pytestconfig: pytest.Config) -> Dict[str, Any]:
     """The params (besides ``url`` and ``browser``) of ``session.create`` for the shell's session
     of a test: ``profile``, ``platform``, ``pathConfiguration`` or ``pathConfigurationUrl``,
     ``bridgeComponents``, ``capacitor``, as the ``--bridged-…`` options give them."""
-    return json.loads(json.dumps(pytestconfig.stash[SESSION_PARAMS_KEY]))  # a copy a test may change
+    params: Dict[str, Any] = json.loads(json.dumps(pytestconfig.stash[SESSION_PARAMS_KEY]))  # a copy a test may change
+    return params
 
 
 @pytest.fixture
