@@ -222,18 +222,22 @@ def test_session_params_from_the_options(pytester):
     (pytester.path / "capacitor.json").write_text(json.dumps(capacitor))
     pytester.makepyfile(test_params=f'''
         def test_params(bridged_session_params):
-            assert bridged_session_params == {{"profile": "capacitor", "platform": "android", "capacitor": {capacitor!r}}}
+            assert bridged_session_params == {{"profile": "capacitor", "platform": "ios", "capacitor": {capacitor!r}}}
 
         def test_a_test_may_change_its_copy(bridged_session_params):
-            bridged_session_params["platform"] = "ios"
+            bridged_session_params["platform"] = "android"
 
         def test_params_again(bridged_session_params):
-            assert bridged_session_params["platform"] == "android"
+            assert bridged_session_params["platform"] == "ios"
+        ''', test_android_only='''
+        def test_the_conftest_chose_android(bridged_session_params):
+            assert bridged_session_params["platform"] == "android" and bridged_session_params["profile"] == "capacitor"
         ''')
+    pytester.makeconftest(doc_example("conftest.py"))  # PLAYWRIGHT.md's override, per module
     for value in (json.dumps(capacitor), "capacitor.json"):
-        result = run(pytester, "--bridged-shell", "--bridged-profile", "capacitor", "--bridged-platform", "android",
+        result = run(pytester, "--bridged-shell", "--bridged-profile", "capacitor", "--bridged-platform", "ios",
                      "--bridged-capacitor", value)
-        result.assert_outcomes(passed=3)
+        result.assert_outcomes(passed=4)
 
 
 @pytest.mark.parametrize("args, message", [
