@@ -236,8 +236,30 @@ def test_session_params_from_the_options(pytester):
     pytester.makeconftest(doc_example("conftest.py"))  # PLAYWRIGHT.md's override, per module
     for value in (json.dumps(capacitor), "capacitor.json"):
         result = run(pytester, "--bridged-shell", "--bridged-profile", "capacitor", "--bridged-platform", "ios",
-                     "--bridged-capacitor", value)
+                     "--bridged-capacitor", value, "test_params.py", "test_android_only.py")
         result.assert_outcomes(passed=4)
+
+    # What the test's session.create sends (the daemon may refuse the profile: only the params count).
+    pytester.makepyfile(test_capacitor_session="def test_a_session(bridged_session):\n    pass\n")
+    pytester.makeconftest('''
+        import json
+        import pytest
+
+        @pytest.fixture
+        def bridged_controller(bridged_controller):
+            request = bridged_controller._request
+            def noting(method, params, timeout):
+                if method == "session.create":
+                    with open("session-create.json", "w") as f:
+                        json.dump(params, f)
+                return request(method, params, timeout)
+            bridged_controller._request = noting
+            return bridged_controller
+        ''')
+    result = run(pytester, "--bridged-shell", "--bridged-profile", "capacitor", "--bridged-platform", "ios",
+                 "--bridged-capacitor", "capacitor.json", "test_capacitor_session.py")
+    assert json.loads((pytester.path / "session-create.json").read_text()) == {
+        "url": "about:blank", "browser": True, "profile": "capacitor", "platform": "ios", "capacitor": capacitor}
 
 
 @pytest.mark.parametrize("args, message", [
