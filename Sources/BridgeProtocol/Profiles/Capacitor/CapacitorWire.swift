@@ -215,21 +215,23 @@ public struct CapacitorMock: Equatable, Sendable {
             throw CapacitorConfigurationError("capacitor.mock needs method", param: "method")
         }
         let hold = params["hold"]?.boolValue ?? false
-        let given = [params["result"] != nil, params["error"] != nil, hold].filter { $0 }.count
+        let hasResult = params.position(of: "result") != nil
+        let hasError = params.position(of: "error") != nil
+        let given = [hasResult, hasError, hold].filter { $0 }.count
         guard given == 1 else {
             throw CapacitorConfigurationError("capacitor.mock takes one of result, error or hold: true", param: "result")
         }
         let reply: Reply
         if hold {
             reply = .hold
-        } else if let e = params["error"] {
+        } else if hasError, let e = params["error"] {
             guard let error = CapacitorError(json: e) else {
                 throw CapacitorConfigurationError("error must be {message, code?, data?} or a message", param: "error")
             }
             reply = .error(error)
         } else {
             let r = params["result"] ?? .null
-            reply = .result(r.isNull ? nil : r)
+            reply = .result(r.isNull ? JSONValue?.none : r)
         }
         var times = 1
         if let t = params["times"] {
