@@ -101,6 +101,11 @@ extension CapacitorStore {
                 return CapacitorOutcome(.hold, mocked: true)
             }
         }
+        if call.plugin == "Geolocation", call.method == "clearWatch" {
+            // Ends a watch: a held watchPosition gets no more positions.
+            if let id = call.options["id"]?.stringValue, held[id]?.method == "watchPosition" { held[id] = nil }
+            return CapacitorOutcome(.resolve(nil))
+        }
         if CapacitorPlugins.isUnimplemented(plugin: call.plugin, method: call.method, platform: platform) {
             return CapacitorOutcome(.reject(.notImplemented))
         }

@@ -240,9 +240,11 @@ public struct CapacitorStore: Equatable, Sendable {
     // MARK: - held calls
 
     /// `capacitor.reply {callbackId, data | error}` for a call a `hold` mock kept: its result,
-    /// or `nil` when no such call waits.
+    /// or `nil` when no such call waits. A `save` call (watchPosition) stays held: each reply is
+    /// one more callback, until the page goes or the app clears it (`Geolocation.clearWatch`).
     public mutating func reply(callbackId: String, _ outcome: CapacitorResult.Outcome) -> CapacitorResult? {
-        guard let call = held.removeValue(forKey: callbackId) else { return nil }
+        guard let call = held[callbackId] else { return nil }
+        if !call.save { held[callbackId] = nil }
         return CapacitorResult(answering: call, outcome)
     }
 }
