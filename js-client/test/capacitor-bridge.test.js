@@ -311,3 +311,78 @@ test("the script installs once, and only in http(s) documents", () => {
   assert.equal(page.window.Capacitor.getPlatform(), "android");
   assert.equal(page.sent.filter(([n]) => n === "capacitor.ready").length, 1);
 });
+
+// The test app (Tests/integration/capacitor_app/app.js) on each runtime and platform, against a
+// small fake native side: what it writes into the DOM is what the integration tests read.
+const appSource = readFileSync(new URL("../../Tests/integration/capacitor_app/app.js", import.meta.url), "utf8");
+
+function runApp({ platform, core }) {
+  const page = load({ platform, core });
+  const { document, window } = page;
+  const elements = new Map();
+  const element = (id) => {
+    if (!elements.has(id)) elements.set(id, Object.assign(makeTarget(), { id, children: [], textContent: "", appendChild(c) { this.children.push(c); }, click() { this.dispatchEvent({ type: "click" }); } }));
+    return elements.get(id);
+  };
+  Object.assign(document, {
+    readyState: "complete",
+    documentElement: { dataset: {} },
+    getElementById: (id) => element(id),
+    createElement: () => ({ textContent: "" }),
+    hidden: false,
+  });
+  Object.assign(window, { history: { pushState() {}, back() {} }, localStorage: {} });
+  page.context.location = { pathname: "/", href: "https://localhost/" };
+  page.context.navigator = { userAgent: "x", language: "en-US", onLine: true };
+  const prefs = new Map();
+  const answers = {
+    "App.getInfo": () => ({ name: "Demo", id: "com.example.demo", build: "7", version: "1.2.3" }),
+    "App.getLaunchUrl": () => ({ url: "myapp://start" }),
+    "Device.getInfo": () => ({ platform, model: "Mocked" }),
+    "Network.getStatus": () => ({ connected: true, connectionType: "wifi" }),
+    get: (o) => ({ value: prefs.has(o.key) ? prefs.get(o.key) : null }),
+    set: (o) => { prefs.set(o.key, o.value); },
+  };
+  // Answers every call the app makes, as the daemon would, until nothing is left to answer.
+  const answered = new Set();
+  const settle = async () => {
+    for (let round = 0; round < 20; round++) {
+      await tick();
+      for (const call of page.calls()) {
+        if (answered.has(call.callbackId) || call.callbackId === null || call.save) continue;
+        answered.add(call.callbackId);
+        const fn = answers[`${call.plugin}.${call.method}`] || answers[call.method];
+        page.answer(call, { success: true, data: fn ? fn(call.options) : undefined });
+      }
+    }
+  };
+  vm.runInContext(appSource, page.context);
+  return { page, settle, dataset: document.documentElement.dataset, element };
+}
+
+for (const platform of ["android", "ios"]) {
+  for (const core of [3, 8]) {
+    test(`the test app on ${platform}, core ${core}: what it saw is in the DOM`, async () => {
+      const app = runApp({ platform, core });
+      await app.settle();
+      const d = app.dataset;
+      assert.equal(d.ready, "true");
+      assert.equal(d.core, String(core));
+      assert.equal(d.platform, platform);
+      assert.equal(d.native, "true");
+      assert.ok(d.available.split(",").includes("App") && !d.available.split(",").includes("Geolocation"));
+      assert.deepEqual(JSON.parse(d.appInfo), { name: "Demo", id: "com.example.demo", build: "7", version: "1.2.3" });
+      assert.equal(d.launchUrl, "myapp://start");
+      assert.equal(d.prefBefore, "null");
+      assert.equal(d.prefAfter, "1");
+      assert.equal(JSON.parse(d.device).model, "Mocked");
+      assert.deepEqual(JSON.parse(d.unlisted), { code: "UNIMPLEMENTED", message: `"Geolocation" plugin is not implemented on ${platform}` });
+      const storage = app.page.calls().filter((c) => c.method === "set").map((c) => c.plugin);
+      assert.deepEqual(storage, [core >= 4 ? "Preferences" : "Storage"]);
+      // A listener's event reaches the log.
+      const listener = app.page.calls().find((c) => c.method === "addListener" && c.options.eventName === "networkStatusChange");
+      app.page.emit("capacitor.result", { callbackId: listener.callbackId, plugin: "Network", method: "addListener", success: true, data: { connected: false, connectionType: "none" }, save: true });
+      assert.ok(app.page.window.__appLog.includes('Network.networkStatusChange {"connected":false,"connectionType":"none"}'));
+    });
+  }
+}

@@ -83,8 +83,10 @@
   set("available", names.filter((n) => Capacitor.isPluginAvailable(n)).join(","));
   set("unavailablePlugins", names.filter((n) => !Capacitor.isPluginAvailable(n)).join(","));
 
+  // A listener of a plugin the session lacks rejects (not implemented): logged, not thrown.
   const listen = (plugin, pluginName, event) =>
-    plugin.addListener(event, (data) => log(`${pluginName}.${event}`, data === undefined ? null : data));
+    plugin.addListener(event, (data) => log(`${pluginName}.${event}`, data === undefined ? null : data))
+      .catch((e) => log(`listen.failed ${pluginName}.${event}`, failure(e)));
   listen(App, "App", "appUrlOpen");
   listen(App, "App", "appStateChange");
   listen(App, "App", "pause");
@@ -93,7 +95,7 @@
     log("App.backButton", data);
     // An app with a back listener goes back itself (as Ionic's router does).
     if (data && data.canGoBack) window.history.back();
-  });
+  }).catch((e) => log("listen.failed App.backButton", failure(e)));
   listen(Network, "Network", "networkStatusChange");
   listen(Browser, "Browser", "browserFinished");
   listen(Browser, "Browser", "browserPageLoaded");
