@@ -40,10 +40,10 @@ import Testing
 
     @Test func officialList() {
         let names = CapacitorPlugins.officialNames
-        #expect(names.count == 24)
+        #expect(names.count == 25)
         #expect(names.contains("Storage") && names.contains("Preferences"))
         let headers = CapacitorPlugins.headers(CapacitorPlugins.official, platform: .ios).arrayValue ?? []
-        #expect(headers.count == 23, "every plugin but Motion")
+        #expect(headers.count == 24, "every plugin but Motion")
         #expect(headers.allSatisfy { ($0["methods"]?.arrayValue?.count ?? 0) >= 5 })
     }
 
@@ -53,7 +53,7 @@ import Testing
         #expect(try CapacitorOptions.parse(["url": "http://a/"]) == nil)
         #expect(try CapacitorOptions.parse(["profile": "hotwire-native"]) == nil)
         let d = try #require(try CapacitorOptions.parse(["profile": "capacitor"]))
-        #expect(d.platform == .android && d.plugins.count == 24 && d.appId == "com.example.app" && d.androidScheme == "https")
+        #expect(d.platform == .android && d.plugins.count == 25 && d.appId == "com.example.app" && d.androidScheme == "https")
         let o = try #require(try CapacitorOptions.parse([
             "profile": "capacitor", "platform": "ios",
             "capacitor": [
@@ -98,7 +98,7 @@ import Testing
         #expect(ios.serverURL(appURL: "http://127.0.0.1:8790/", webDir: false) == "https://localhost")
         let config = ios.injectedConfig(serverURL: "https://localhost")
         #expect(config["platform"] == "ios" && config["serverUrl"] == "https://localhost" && config["debug"] == false)
-        #expect(config["plugins"]?.arrayValue?.count == 23)
+        #expect(config["plugins"]?.arrayValue?.count == 24)
         #expect(config["config"] == .object([:]))
     }
 
@@ -152,6 +152,10 @@ import Testing
         (.ios, "Browser", "close", [:], .reject(CapacitorError("No active window to close!"))),
         (.android, "Browser", "close", [:], .resolve(nil)),
         (.android, "Clipboard", "checkPermissions", [:], .resolve(.object([:]))),
+        (.ios, "Camera", "checkPermissions", [:], .resolve(["camera": "prompt", "photos": "prompt"])),
+        (.android, "Geolocation", "checkPermissions", [:], .resolve(["location": "prompt", "coarseLocation": "prompt"])),
+        (.android, "Geolocation", "requestPermissions", [:], .needsController(.needsController("Geolocation", "requestPermissions"))),
+        (.android, "ScreenOrientation", "orientation", [:], .resolve(["type": "portrait-primary"])),
         (.android, "Camera", "getPhoto", ["resultType": "uri"], .needsController(.needsController("Camera", "getPhoto"))),
         (.ios, "Geolocation", "getCurrentPosition", [:], .needsController(.needsController("Geolocation", "getCurrentPosition"))),
         (.android, "Filesystem", "readFile", ["path": "a"], .needsController(.needsController("Filesystem", "readFile"))),
@@ -206,6 +210,17 @@ import Testing
         #expect(a.answer(Self.call("TextZoom", "get")).answer == .resolve(["value": 1.5]))
         _ = a.answer(Self.call("StatusBar", "setStyle", ["style": "DARK"]))
         #expect(a.answer(Self.call("StatusBar", "getInfo")).answer.data?["style"] == "DARK")
+    }
+
+    @Test func screenOrientationLock() {
+        var s = Self.store(.android)
+        _ = s.answer(Self.call("ScreenOrientation", "addListener", ["eventName": "screenOrientationChange"], id: "8", save: true))
+        let locked = s.answer(Self.call("ScreenOrientation", "lock", ["orientation": "landscape"]))
+        #expect(locked.answer == .resolve(nil))
+        #expect(locked.events.map(\.params) == [["callbackId": "8", "plugin": "ScreenOrientation", "method": "addListener",
+                                                 "success": true, "data": ["type": "landscape-primary"], "save": true]])
+        #expect(s.answer(Self.call("ScreenOrientation", "lock", ["orientation": "landscape-primary"])).events.isEmpty, "no change")
+        #expect(s.answer(Self.call("ScreenOrientation", "orientation")).answer == .resolve(["type": "landscape-primary"]))
     }
 
     @Test func effects() {

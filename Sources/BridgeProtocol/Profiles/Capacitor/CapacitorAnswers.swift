@@ -109,6 +109,11 @@ extension CapacitorStore {
         if CapacitorPlugins.isUnimplemented(plugin: call.plugin, method: call.method, platform: platform) {
             return CapacitorOutcome(.reject(.notImplemented))
         }
+        if call.method == "checkPermissions" {
+            // Nobody was asked yet: every alias is `prompt` (asking is the user's: requestPermissions).
+            let states = CapacitorPlugins.permissionAliases(call.plugin).map { ($0, JSONValue.string("prompt")) }
+            return CapacitorOutcome(.resolve(.object(JSONObject(states))))
+        }
         if spec.kind != .device {
             return CapacitorOutcome(.needsController(.needsController(call.plugin, call.method)))
         }
@@ -164,6 +169,25 @@ extension CapacitorStore {
                 return CapacitorOutcome(.resolve(nil))
             case "get": return CapacitorOutcome(.resolve(["value": .double(textZoom)]))
             default: return CapacitorOutcome(.resolve(["value": .double(1)]))
+            }
+        case "ScreenOrientation":
+            switch m {
+            case "orientation": return CapacitorOutcome(.resolve(["type": .string(orientation)]))
+            case "lock":
+                let wanted = o["orientation"]?.stringValue ?? "any"
+                let type: String
+                switch wanted {
+                case "landscape", "landscape-primary": type = "landscape-primary"
+                case "landscape-secondary": type = "landscape-secondary"
+                case "portrait", "portrait-primary": type = "portrait-primary"
+                case "portrait-secondary": type = "portrait-secondary"
+                default: type = orientation
+                }
+                guard type != orientation else { return CapacitorOutcome(.resolve(nil)) }
+                orientation = type
+                return CapacitorOutcome(.resolve(nil), events: notify(plugin: "ScreenOrientation", event: "screenOrientationChange",
+                                                                     data: ["type": .string(type)]))
+            default: return CapacitorOutcome(.resolve(nil))
             }
         case "ScreenReader":
             return m == "isEnabled" ? CapacitorOutcome(.resolve(["value": false])) : CapacitorOutcome(.resolve(nil))

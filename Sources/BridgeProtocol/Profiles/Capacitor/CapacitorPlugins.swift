@@ -147,6 +147,7 @@ public enum CapacitorPlugins {
                                                             "removeAllDeliveredNotifications", "createChannel", "deleteChannel", "listChannels"),
                             events: ["registration", "registrationError", "pushNotificationReceived", "pushNotificationActionPerformed"],
                             retainedEvents: ["pushNotificationActionPerformed"], kind: .controller),
+        CapacitorPluginSpec("ScreenOrientation", methods: p("orientation", "lock", "unlock"), events: ["screenOrientationChange"]),
         CapacitorPluginSpec("ScreenReader", methods: p("isEnabled", "speak"), events: ["stateChange"]),
         CapacitorPluginSpec("Share", methods: p("canShare", "share")),
         CapacitorPluginSpec("SplashScreen", methods: p("show", "hide")),
@@ -169,6 +170,19 @@ public enum CapacitorPlugins {
     /// out), in their order.
     public static func headers(_ plugins: [CapacitorPluginSpec], platform: CapacitorPlatform) -> JSONValue {
         .array(plugins.compactMap { $0.header(platform: platform) })
+    }
+
+    /// The permission aliases of the plugins that have some (`checkPermissions` answers each
+    /// with `prompt` on a fresh install: nobody was asked yet).
+    public static func permissionAliases(_ plugin: String) -> [String] {
+        switch plugin {
+        case "Camera": return ["camera", "photos"]
+        case "Geolocation": return ["location", "coarseLocation"]
+        case "LocalNotifications": return ["display"]
+        case "PushNotifications": return ["receive"]
+        case "Filesystem": return ["publicStorage"]
+        default: return []
+        }
     }
 
     /// Methods a platform's plugin answers with `call.unimplemented()` (UNIMPLEMENTED,

@@ -74,6 +74,8 @@ public struct CapacitorStore: Equatable, Sendable {
     public var keyboardResizeMode = "native"
     public var backButtonHandlerEnabled = true
     public var textZoom = 1.0
+    /// ScreenOrientation's `type` (a lock to landscape turns it).
+    public var orientation = "portrait-primary"
     /// Canned answers (`capacitor.mock`).
     public var mocks = CapacitorMocks()
     /// Calls a `hold` mock keeps for `capacitor.reply`, by callback id.
