@@ -302,6 +302,23 @@ import Testing
         #expect(throws: CapacitorConfigurationError(message, param: param)) { try CapacitorMock.parse(params) }
     }
 
+    @Test func replyAndEmitParams() throws {
+        let ok = try CapacitorControl.reply(["callbackId": "40", "data": ["value": "x"]])
+        #expect(ok.callbackId == "40" && ok.outcome == .success(["value": "x"]))
+        #expect(try CapacitorControl.reply(["callbackId": 7]).outcome == .success(nil))
+        #expect(try CapacitorControl.reply(["callbackId": "7", "error": "denied"]).outcome == .failure(CapacitorError("denied")))
+        #expect(throws: CapacitorConfigurationError("capacitor.reply needs callbackId (the held call's)", param: "callbackId")) {
+            try CapacitorControl.reply(["data": [:]])
+        }
+        #expect(throws: CapacitorConfigurationError("capacitor.reply takes data or error, not both", param: "error")) {
+            try CapacitorControl.reply(["callbackId": "1", "data": [:], "error": "x"])
+        }
+        let e = try CapacitorControl.emit(["plugin": "Network", "event": "networkStatusChange", "data": ["connected": false]])
+        #expect(e.plugin == "Network" && e.event == "networkStatusChange" && e.data == ["connected": false])
+        #expect(try CapacitorControl.emit(["plugin": "App", "event": "pause"]).data == nil)
+        #expect(throws: CapacitorConfigurationError("capacitor.emit needs event", param: "event")) { try CapacitorControl.emit(["plugin": "App"]) }
+    }
+
     @Test func mockOfABareResolve() throws {
         let m = try CapacitorMock.parse(["plugin": "Haptics", "method": "vibrate", "result": nil])
         #expect(m.reply == .result(nil) && m.times == 1)

@@ -273,3 +273,41 @@ public struct CapacitorMocks: Equatable, Sendable {
         queue.removeAll { plugin == nil || $0.plugin == plugin }
     }
 }
+
+/// The params of the controller methods that answer or notify the page, checked.
+public enum CapacitorControl {
+    /// `capacitor.reply {callbackId, data | error}` (besides `session`): the held call's id and
+    /// its answer (`data` absent or null: a bare resolve).
+    public static func reply(_ params: JSONObject) throws(CapacitorConfigurationError) -> (callbackId: String, outcome: CapacitorResult.Outcome) {
+        let callbackId: String
+        switch params["callbackId"] {
+        case .string(let s)? where !s.isEmpty: callbackId = s
+        case .int(let i)?: callbackId = String(i)
+        default: throw CapacitorConfigurationError("capacitor.reply needs callbackId (the held call's)", param: "callbackId")
+        }
+        let hasError = params.position(of: "error") != nil
+        if hasError {
+            guard params.position(of: "data") == nil else {
+                throw CapacitorConfigurationError("capacitor.reply takes data or error, not both", param: "error")
+            }
+            guard let e = params["error"], let error = CapacitorError(json: e) else {
+                throw CapacitorConfigurationError("error must be {message, code?, data?} or a message", param: "error")
+            }
+            return (callbackId, .failure(error))
+        }
+        let data = params["data"] ?? .null
+        return (callbackId, .success(data.isNull ? JSONValue?.none : data))
+    }
+
+    /// `capacitor.emit {plugin, event, data?}` (besides `session`).
+    public static func emit(_ params: JSONObject) throws(CapacitorConfigurationError) -> (plugin: String, event: String, data: JSONValue?) {
+        guard let plugin = params["plugin"]?.stringValue, !plugin.isEmpty else {
+            throw CapacitorConfigurationError("capacitor.emit needs plugin (a JS name)", param: "plugin")
+        }
+        guard let event = params["event"]?.stringValue, !event.isEmpty else {
+            throw CapacitorConfigurationError("capacitor.emit needs event", param: "event")
+        }
+        let data = params["data"] ?? .null
+        return (plugin, event, data.isNull ? JSONValue?.none : data)
+    }
+}
