@@ -230,6 +230,11 @@ for (const platform of ["android", "ios"]) {
       const Motion = registerPlugin("Motion", { [platform]: () => ({ ping: async () => "js" }) });
       assert.equal(await Motion.ping(), "js");
       assert.equal(page.calls().filter((c) => c.plugin === "Motion").length, 0);
+      // Capacitor's own CapacitorHttp/CapacitorCookies: their web implementation serves the platform.
+      const CapacitorHttp = registerPlugin("CapacitorHttp", { web: () => ({ request: async (o) => ({ status: 200, url: o.url }) }) });
+      assert.deepEqual(JSON.parse(JSON.stringify(await CapacitorHttp.request({ url: "https://x.test/" }))), { status: 200, url: "https://x.test/" });
+      assert.equal(page.exports.Capacitor.isPluginAvailable("CapacitorHttp"), true);
+      assert.equal(page.calls().filter((c) => c.plugin === "CapacitorHttp").length, 0);
       // A method the header lacks: not implemented either.
       const App = registerPlugin("App");
       await assert.rejects(App.getAppLanguage(), (e) => e.code === "UNIMPLEMENTED" && e.message === `"App.getAppLanguage()" is not implemented on ${platform}`);
