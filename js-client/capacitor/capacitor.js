@@ -502,9 +502,9 @@
 
   // A plugin the session does not have is rejected by the app's runtime before anything reaches
   // native; its registerPlugin is watched so that such calls are still reported (not answered).
-  // Capacitor's own core plugins CapacitorHttp and CapacitorCookies (core 4.3+) are native on a
+  // Capacitor's own core plugins CapacitorHttp, CapacitorCookies (core 4.3+) and SystemBars (8) are native on a
   // device; here their web implementations (fetch, document.cookie) serve the platform too.
-  const servedByWeb = new Set(["CapacitorHttp", "CapacitorCookies"]);
+  const servedByWeb = new Set(["CapacitorHttp", "CapacitorCookies", "SystemBars"]);
   let runtimeRegisterPlugin;
   const registerPlugin = function (pluginName, jsImplementations) {
     let impls = jsImplementations && typeof jsImplementations === "object" ? jsImplementations : {};
