@@ -502,16 +502,16 @@
 
   // A plugin the session does not have is rejected by the app's runtime before anything reaches
   // native; its registerPlugin is watched so that such calls are still reported (not answered).
-  // Capacitor's own core plugins CapacitorHttp, CapacitorCookies (core 4.3+) and SystemBars (8) are native on a
-  // device; here their web implementations (fetch, document.cookie) serve the platform too.
+  // Capacitor's own core plugins CapacitorHttp, CapacitorCookies (core 4.3+) and SystemBars (8)
+  // are native on a device; here their web implementations (fetch, document.cookie, no-ops)
+  // serve the platform too.
   const servedByWeb = new Set(["CapacitorHttp", "CapacitorCookies", "SystemBars"]);
   let runtimeRegisterPlugin;
   const registerPlugin = function (pluginName, jsImplementations) {
     let impls = jsImplementations && typeof jsImplementations === "object" ? jsImplementations : {};
     if (servedByWeb.has(pluginName) && !listed.has(pluginName) && !(platform in impls) && "web" in impls) {
       impls = { ...impls, [platform]: impls.web };
-      const proxy = runtimeRegisterPlugin.call(this, pluginName, impls);
-      return proxy;
+      return runtimeRegisterPlugin.call(this, pluginName, impls);
     }
     const proxy = runtimeRegisterPlugin.apply(this, arguments);
     if (listed.has(pluginName) || platform in impls || !proxy || typeof Proxy !== "function") return proxy;
