@@ -98,18 +98,24 @@ struct HeldConnection: Equatable {
     }
 }
 
-/// A `pwa-navigate` waiting for its snapshot, as it was checked; or (`hotwire`) a proposal of
-/// a hotwire-native session waiting for the snapshot of the screen it covers.
+/// A `pwa-navigate` waiting for its snapshot, as it was checked; or (`profile`) what a
+/// session's profile had wait for a snapshot (`holdForSnapshot`), resumed by its `resume` hook.
 struct PendingNavigate: Equatable {
     var id: Int64?
     var url: String?
     var title: String?
-    var hotwire: HotwireProposal?
+    var profile: ProfileBox?
 }
 
 extension Bridge {
     /// Whether `session` was created with `browser: true`.
     public func isBrowserSession(_ sid: String) -> Bool { sessions[sid]?.browser != nil }
+
+    /// The profile `session` has now (nil: no such session): what its tabs get injected.
+    public func sessionProfile(_ sid: String) -> SessionProfile? {
+        guard let s = sessions[sid] else { return nil }
+        return SessionProfile(s.profile?.configuration)
+    }
 
     /// The connection speaking for `webview` of `session`, if one does.
     public func pageClient(session sid: String, webview: ItemID) -> ClientID? {
@@ -195,8 +201,8 @@ extension Bridge {
     /// `session.create {url, browser: true}`: the session is created as usual, its root web view
     /// becomes a tab, and the creator's reply waits for it.
     /// (No `client`: the daemon's own `bridged open`, answered to no one.)
-    /// With `profile`, a hotwire-native session (Bridge+Hotwire.swift); its result says so.
-    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: HotwireProfile? = nil,
+    /// With a `profile`, the profile starts the session (Profiles/); its result says which.
+    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: SessionProfile = .plain,
                                        now: Int64) throws(ProtocolError) {
         try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
             s.browser = BrowserState()
@@ -204,7 +210,7 @@ extension Bridge {
             let w1 = ItemID.webview(1)
             let token = s.engine.webView(w1)!.token
             let rootURL = s.engine.webView(w1)?.url ?? url
-            if let profile { b.startHotwire(&s, profile: profile, url: rootURL) }
+            profile.behavior?.start(&b, &s, url: rootURL)
             s.browser!.tabbed.insert(w1)
             s.browser!.front = w1
             defer { b.effects.append(.host(.openTab(session: sid, webview: w1, url: rootURL, token: token, post: nil, root: true))) }
@@ -218,7 +224,7 @@ extension Bridge {
             w.key("token"); w.string(token)
             w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
             w.key("browser"); w.bool(true)
-            if profile != nil { w.key("profile"); w.string(HotwireProfile.name) }
+            if !profile.isPlain { w.key("profile"); w.string(profile.name) }
             w.endObject()
             w.endObject()
             b.hold(client, .sessionOpen(session: sid, id: id, reply: w.bytes))
@@ -237,7 +243,7 @@ extension Bridge {
         func webview() throws(ProtocolError) -> ItemID {
             let text = try p.string("webview")
             guard let wid = ItemID(parsing: text), wid.kind == .webview,
-                  s.engine.webView(wid) != nil || s.hotwire?.context(of: wid) != nil else {
+                  s.engine.webView(wid) != nil || s.profile?.hasWebView(wid) == true else {
                 throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\" on its stack")
             }
             if let f = browser.failed.first(where: { $0.webview == wid }) {
@@ -256,7 +262,7 @@ extension Bridge {
         case .snapshot:
             let text = try p.string("placeholder")
             guard let pid = ItemID(parsing: text), pid.kind == .placeholder,
-                  s.engine.stack.contains(where: { $0.id == pid }) || (s.hotwire != nil && s.tree?.locate(pid) != nil) else {
+                  s.engine.stack.contains(where: { $0.id == pid }) || (s.profileDrawsTree && s.tree?.locate(pid) != nil) else {
                 throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
             }
             try sendSnapshot(client, id: id, browser.snapshot(of: pid), placeholder: pid)
@@ -299,6 +305,13 @@ extension Bridge {
         return true
     }
 
+    /// A profile's `waiting` (a proposal) waits, `client`'s connection with it, until the browser
+    /// has pictured `webview`'s tab as it is now; then the profile's `resume` goes on with it.
+    mutating func holdForSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, _ waiting: any ProfileValue) {
+        hold(client, .snapshot(session: s.id, webview: webview, navigate: PendingNavigate(profile: ProfileBox(waiting))))
+        effects.append(.host(.takeSnapshot(session: s.id, webview: webview)))
+    }
+
     /// The `pwa-navigate` made `placeholder`: it gets the picture in hand.
     mutating func keepSnapshot(_ s: inout Session, placeholder: ItemID) {
         guard s.isBrowser, let image = snapshotInHand else { return }
@@ -328,8 +341,8 @@ extension Bridge {
         case .stackChanged:
             // Snapshots go with their placeholders; the last one to go is kept for the overlay.
             guard !s.browser!.snapshots.isEmpty else { return }
-            // (A hotwire-native session's placeholders are on its tree's two stacks.)
-            let ids = s.hotwire != nil && s.tree != nil ? Set(s.tree!.tabs.flatMap { $0.items.map(\.id) } + s.tree!.modal.map(\.id)) : Set(s.engine.stack.map(\.id))
+            // (A session whose profile draws its tree has its placeholders on the tree's stacks.)
+            let ids = s.profileDrawsTree && s.tree != nil ? Set(s.tree!.tabs.flatMap { $0.items.map(\.id) } + s.tree!.modal.map(\.id)) : Set(s.engine.stack.map(\.id))
             if let gone = s.browser!.snapshots.last(where: { !ids.contains($0.placeholder) }) {
                 s.browser!.discarded = gone.jpeg
                 s.browser!.snapshots.removeAll { !ids.contains($0.placeholder) }
@@ -350,10 +363,10 @@ extension Bridge {
     /// web view's tab is brought to the front; one never opened (the root of a tab selected for
     /// the first time: the tree made it, nobody opened it) gets its tab, as a pushed one does;
     /// one still opening comes to the front when it opens. A native screen on top changes
-    /// nothing. (Hotwire-native sessions show their tabs themselves; plain sessions have one
+    /// nothing. (A profile that draws its tree shows its tabs itself; plain sessions have one
     /// stack, whose top is always the tab last opened or uncovered.)
     mutating func browserKeepFront(_ s: inout Session) {
-        guard s.isRouted, s.hotwire == nil, s.browser != nil, let top = s.engine.top?.id, top.kind == .webview,
+        guard s.isRouted, !s.profileDrawsTree, s.browser != nil, let top = s.engine.top?.id, top.kind == .webview,
               s.browser!.front != top else { return }
         if s.browser!.tabbed.contains(top) {
             s.browser!.front = top
@@ -363,10 +376,10 @@ extension Bridge {
         }
     }
 
-    /// A page claimed a web view of a browser session: a navigation its tab stopped before it
-    /// connected is decided now.
+    /// A page claimed a web view of a browser session: its profile hears it, and a navigation
+    /// its tab stopped before it connected is decided now.
     mutating func browserPageClaimed(_ client: ClientID, _ s: inout Session, webview: ItemID, now: Int64) {
-        if s.hotwire != nil { hotwirePageClaimed(client, &s, webview: webview) }
+        if let profile = s.profile { type(of: profile).pageConnected(&self, client, &s, webview: webview) }
         guard let stop = s.browser?.waitingNavigations.removeValue(forKey: webview) else { return }
         navigationStopped(stop, &s, now: now)
     }
@@ -401,7 +414,7 @@ extension Bridge {
                 b.announceOpen(&s, webview)
                 // A routed session's tab opened in front of the one shown since it was asked for
                 // (a tab selected, then another at once): the shown one comes forward again.
-                if s.isRouted, s.hotwire == nil, let front = s.browser!.front, front != webview, s.browser!.tabbed.contains(front) {
+                if s.isRouted, !s.profileDrawsTree, let front = s.browser!.front, front != webview, s.browser!.tabbed.contains(front) {
                     b.effects.append(.host(.showTab(session: sid, webview: front)))
                 }
             }
@@ -500,10 +513,11 @@ extension Bridge {
                 case .failed(let message): b.sendError(client, id: request.id, ProtocolError(.browserError, message))
                 }
             }))
-        case .pathConfigurationFetched(let sid, let url, let fetch):
+        case .pathConfigurationFetched(let sid, _, _):
+            // A profile's (the profile asked for it).
             withSession(sid) { b, s in
-                guard s.hotwire != nil else { return }
-                b.hotwirePathConfigurationFetched(&s, url: url, fetch)
+                guard let profile = s.profile else { return }
+                type(of: profile).hostResult(&b, result, &s, now: now)
             }
         case .browserCrashed(let sids):
             for sid in sids {
@@ -523,12 +537,12 @@ extension Bridge {
                 guard let (webview, navigate, image) = resumes[client] else { return }
                 b.snapshotInHand = image ?? []
                 defer { b.snapshotInHand = nil }
-                if let proposal = navigate.hotwire {
-                    // A hotwire-native proposal: decided now, the covered screen keeps the picture.
+                if let waiting = navigate.profile {
+                    // What the session's profile had wait: its to go on with.
                     guard case .snapshotTaken(let sid, _, _) = result else { return }
                     b.withSession(sid) { b, s in
-                        guard s.hotwire != nil else { return }
-                        b.hotwirePropose(client, &s, proposal, now: now)
+                        guard let profile = s.profile else { return }
+                        type(of: profile).resume(&b, client, &s, waiting.value, now: now)
                     }
                     return
                 }

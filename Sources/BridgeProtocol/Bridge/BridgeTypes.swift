@@ -101,6 +101,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// `--max-snapshot-bytes`: the most bytes of placeholder snapshots a browser session keeps;
     /// the oldest go first beyond it.
     public var snapshotBytesPerSession: Int = 8 << 20
+    /// The profiles `session.create {profile}` knows (Profiles/Registry.swift).
+    public var profiles: ProfileRegistry = .standard
 
     /// What `--instance` accepts: 1 to 16 of `a-z` and `0-9`.
     public static func isValidInstance(_ name: String) -> Bool {

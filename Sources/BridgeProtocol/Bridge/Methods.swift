@@ -37,7 +37,7 @@ public enum BridgeMethod: String, CaseIterable, Sendable {
     case webviewType = "webview.type"
     case sessionScreenshot = "session.screenshot"
     case placeholderSnapshot = "placeholder.snapshot"
-    // Hotwire Native sessions (Bridge+Hotwire.swift).
+    // What a session's profile answers (Profiles/, `ProfileBehavior.methods`).
     case bridgeReply = "bridge.reply"
 
     /// The wire name.
@@ -158,8 +158,8 @@ enum ControllerMethod: Equatable {
     case navigation(NavigationMethod)
     case router(RouterMethod)
     case host(HostMethod)
-    /// `bridge.reply` of hotwire-native sessions (Bridge+Hotwire.swift).
-    case bridgeReply
+    /// A method a session's profile answers (`ProfileBehavior.methods`): to the session's profile.
+    case profile(BridgeMethod)
     case ping
 
     init?(_ method: BridgeMethod) {
@@ -184,7 +184,7 @@ enum ControllerMethod: Equatable {
         case .webviewType: self = .host(.type)
         case .sessionScreenshot: self = .host(.screenshot)
         case .placeholderSnapshot: self = .host(.snapshot)
-        case .bridgeReply: self = .bridgeReply
+        case .bridgeReply: self = .profile(method)
         case .ping: self = .ping
         case .pwaRendered, .pwaNavigate, .back, .navigate, .hello: return nil
         }

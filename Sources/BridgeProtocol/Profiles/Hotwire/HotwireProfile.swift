@@ -23,60 +23,97 @@ public struct HotwireProfile: Equatable, Sendable {
     }
 
     /// The profile `session.create`'s params ask for: `nil` without `profile` or with `"astro"`
-    /// (the default: an Astro shell); an error (and
-    /// nothing made) for a profile other than `hotwire-native`, a platform other than `ios` or
-    /// `android`, a path configuration that does not parse, both `pathConfiguration` and
-    /// `pathConfigurationUrl`, a `pathConfigurationUrl` that is not http(s), or a bridge
-    /// component name that is not a word (letters, digits, `-`, `_`; at most 64 of them).
+    /// (the default); refused as `SessionProfile.parse` refuses (`ProfileError`'s message and
+    /// param).
     public static func parse(_ params: JSONObject) throws(HotwireConfigurationError) -> HotwireProfile? {
-        guard let value = params["profile"], value.stringValue != "astro" else {
-            for key in ["platform", "pathConfiguration", "pathConfigurationUrl", "bridgeComponents"] where params[key] != nil {
-                throw HotwireConfigurationError("'\(key)' needs \"profile\": \"\(name)\"", param: key)
-            }
-            return nil
+        do {
+            return try SessionProfile.parse(params).configuration as? HotwireProfile
+        } catch {
+            throw HotwireConfigurationError(error.message, param: error.param)
         }
-        guard value.stringValue == name else {
-            throw HotwireConfigurationError("unknown profile \(value.jsonString): \"astro\" (the default) or \"\(name)\"")
-        }
+    }
+
+    /// From `session.create`'s params whose `profile` is `hotwire-native`: refused (nothing
+    /// made) for a platform other than `ios` or `android`, a path configuration that does not
+    /// parse, both `pathConfiguration` and `pathConfigurationUrl`, a `pathConfigurationUrl` that
+    /// is not http(s), or a bridge component name that is not a word (letters, digits, `-`,
+    /// `_`; at most 64 of them).
+    public init(params: JSONObject) throws(ProfileError) {
         var profile = HotwireProfile()
         if let p = params["platform"] {
             guard let text = p.stringValue, let platform = HotwirePlatform(rawValue: text) else {
-                throw HotwireConfigurationError("platform must be \"ios\" or \"android\", not \(p.jsonString)", param: "platform")
+                throw ProfileError("platform must be \"ios\" or \"android\", not \(p.jsonString)", param: "platform")
             }
             profile.platform = platform
         }
         if params["pathConfiguration"] != nil && params["pathConfigurationUrl"] != nil {
-            throw HotwireConfigurationError("give pathConfiguration or pathConfigurationUrl, not both", param: "pathConfiguration")
+            throw ProfileError("give pathConfiguration or pathConfigurationUrl, not both", param: "pathConfiguration")
         }
         if let document = params["pathConfiguration"] {
             do {
                 profile.configuration = try HotwirePathConfiguration(json: document)
             } catch {
-                throw HotwireConfigurationError(error.message, param: "pathConfiguration")
+                throw ProfileError(error.message, param: "pathConfiguration")
             }
         }
         if let u = params["pathConfigurationUrl"] {
             guard let url = u.stringValue, let parsed = try? RouteURL.parse(url),
                   parsed.scheme == "http" || parsed.scheme == "https", parsed.origin != nil else {
-                throw HotwireConfigurationError("pathConfigurationUrl must be an http(s) URL, not \(u.jsonString)", param: "pathConfigurationUrl")
+                throw ProfileError("pathConfigurationUrl must be an http(s) URL, not \(u.jsonString)", param: "pathConfigurationUrl")
             }
             profile.configurationURL = url
         }
         if let list = params["bridgeComponents"] {
             guard case .array(let items) = list else {
-                throw HotwireConfigurationError("bridgeComponents must be an array of names", param: "bridgeComponents")
+                throw ProfileError("bridgeComponents must be an array of names", param: "bridgeComponents")
             }
-            guard items.count <= maxComponents else {
-                throw HotwireConfigurationError("\(items.count) bridge components: at most \(maxComponents)", param: "bridgeComponents")
+            guard items.count <= Self.maxComponents else {
+                throw ProfileError("\(items.count) bridge components: at most \(Self.maxComponents)", param: "bridgeComponents")
             }
             for item in items {
                 guard let n = item.stringValue, HotwireUserAgent.isValidComponentName(n) else {
-                    throw HotwireConfigurationError(
+                    throw ProfileError(
                         "bridge component \(item.jsonString) is not a name (letters, digits, '-', '_'; at most 64 bytes)", param: "bridgeComponents")
                 }
                 if !profile.components.contains(n) { profile.components.append(n) }
             }
         }
-        return profile
+        self = profile
+    }
+}
+
+extension HotwireProfile: ProfileConfiguration, ProfileBehavior {
+    public static let paramNames = ["platform", "pathConfiguration", "pathConfigurationUrl", "bridgeComponents"]
+    public static let needsBrowser = true
+    public static let checkRules = name
+    public static let scriptAsset: String? = "hotwire.js"
+    static let methods: [BridgeMethod] = [.bridgeReply]
+
+    /// As `init(params:)` reads them; a fetched path configuration's URL, not its document.
+    public var params: JSONObject {
+        var out: JSONObject = ["platform": .string(platform.rawValue)]
+        if !components.isEmpty { out["bridgeComponents"] = .array(components.map(JSONValue.string)) }
+        if let configurationURL {
+            out["pathConfigurationUrl"] = .string(configurationURL)
+        } else if !configuration.rules.isEmpty || !configuration.settings.isEmpty {
+            out["pathConfiguration"] = configuration.document
+        }
+        return out
+    }
+
+    /// The page gets `hotwire.js` (docs/HOTWIRE.md), not the Astro shim.
+    public var astroShim: Bool { false }
+
+    /// `hotwire.js` with the platform and the components (the `pathConfigurationUrl` is the
+    /// daemon's to fetch: no page is told it).
+    public var pageScript: ProfilePageScript? {
+        ProfilePageScript(asset: Self.scriptAsset!, marker: "/*@HOTWIRE_CONFIG@*/ null", config: .object([
+            "platform": .string(platform.rawValue),
+            "components": .array(components.map(JSONValue.string)),
+        ]))
+    }
+
+    public func userAgent(base: String) -> String {
+        HotwireUserAgent.build(base: base, platform: platform, components: components)
     }
 }
