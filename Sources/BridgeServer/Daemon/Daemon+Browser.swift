@@ -88,8 +88,7 @@ final class BrowserSide {
         let client = injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token,
                                      astro: profile.astroShim)
         guard let page = profile.pageScript else { return client }
-        let template = configuration.profileScripts[page.asset] ?? ""
-        return client + "\n" + template.replacingOccurrences(of: page.marker, with: page.config.jsonString)
+        return client + "\n" + InjectedClient.profileScript(template: configuration.profileScripts[page.asset] ?? "", page)
     }
 }
 
