@@ -80,20 +80,20 @@ public actor BrowserHost {
     }
 
     public let options: BrowserOptions
-    private let emit: @Sendable (BrowserEvent) -> Void
+    let emit: @Sendable (BrowserEvent) -> Void
     /// The owner's debug log (what went wrong where nothing else needs to know).
-    private let debug: @Sendable (String) -> Void
+    let debug: @Sendable (String) -> Void
     private let launcher: BrowserLauncher
-    private var browser: Browser?
+    var browser: Browser?
     private var generation = 0
     private var starting: Task<Browser, any Error>?
     /// session id → browser context id
-    private var contexts: [String: String] = [:]
-    private var tabs: [TabKey: Tab] = [:]
+    var contexts: [String: String] = [:]
+    var tabs: [TabKey: Tab] = [:]
     /// CDP session id → tab key
     private var tabsByCDPSession: [String: TabKey] = [:]
     /// target id → tab key
-    private var tabsByTarget: [String: TabKey] = [:]
+    var tabsByTarget: [String: TabKey] = [:]
     /// A browser context made ahead, with its spare tab, for the next browser session.
     struct FreeContext {
         var id: String
@@ -136,6 +136,11 @@ public actor BrowserHost {
     /// pictured), when known: closing a tab that is not in front brings nothing forward.
     private var fronts: [String: TabKey] = [:]
     private var closedWhileCreating: Set<String> = []
+    /// Each web view's open file chooser: the `<input type=file>`'s backend node
+    /// (BrowserHost+Shell.swift).
+    var fileChoosers: [TabKey: Int64] = [:]
+    /// Each session's position for `navigator.geolocation`, applied to every new tab.
+    var geolocations: [String: Geolocation] = [:]
     /// How often and how many times a close Chromium did not carry out is sent again.
     static let closeRetryNanoseconds: UInt64 = 250_000_000
     static let closeRetries = 20
@@ -384,10 +389,12 @@ public actor BrowserHost {
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
+        geolocations[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
     private func forget(_ key: TabKey, _ tab: Tab) {
+        fileChoosers[key] = nil
         tabs[key] = nil
         tabsByCDPSession[tab.cdpSession] = nil
         tabsByTarget[tab.targetId] = nil
@@ -546,6 +553,9 @@ public actor BrowserHost {
         tabs[key] = tab
         tabsByCDPSession[tab.cdpSession] = key
         tabsByTarget[tab.targetId] = key
+        if let g = geolocations[key.session], let cdp = browser?.cdp {
+            _ = cdp.start("Emulation.setGeolocationOverride", Self.geolocationParams(g), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        }
     }
 
     /// The calls that dress a new tab as the app's web view (sent at once; each answered by the
@@ -562,7 +572,9 @@ public actor BrowserHost {
         async let touch = b.cdp.call("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5], session: s, timeout: t)
         async let sw = b.cdp.call("Network.setBypassServiceWorker", ["bypass": true], session: s, timeout: t)
         async let lifecycle = b.cdp.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: s, timeout: t)
-        _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle)
+        // A file chooser is the app's to answer (`webview.fileChooser`), never a window.
+        async let chooser = b.cdp.call("Page.setInterceptFileChooserDialog", ["enabled": true], session: s, timeout: t)
+        _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle, chooser)
         try await inject(b, cdpSession: s, script: script)
     }
 
@@ -965,6 +977,8 @@ public actor BrowserHost {
                         return
                     }
                     _ = try? await b.cdp.call("Fetch.continueRequest", ["requestId": .string(id)], session: s, timeout: options.callTimeoutSeconds)
+                } else if event.method == "Page.javascriptDialogOpening" {
+                    answerStrayDialog(event, cdpSession: s, cdp: b.cdp)
                 } else if event.method == "Page.frameNavigated", let targetId = closing[s],
                           event.params["frame"]?["parentId"] == nil {
                     // A tab being closed committed a document: the close may have been dropped.
@@ -999,7 +1013,11 @@ public actor BrowserHost {
         case "Target.targetCrashed":
             if let targetId = event.params["targetId"]?.stringValue { await dropSpare(targetId: targetId, cdp: b.cdp) }
             guard let targetId = event.params["targetId"]?.stringValue, let key = tabsByTarget[targetId], let tab = tabs[key] else { return }
-            emit(.tabCrashed(session: tab.session, webview: tab.webview))
+            let status = event.params["status"]?.stringValue ?? "crashed"
+            let code = event.params["errorCode"]?.intValue.map { ", code \($0)" } ?? ""
+            emit(.shell(.crashed(session: tab.session, webview: tab.webview, reason: "the page's renderer process died (\(status)\(code))")))
+        case "Browser.downloadWillBegin":
+            downloadBegan(event)
         default:
             break
         }
@@ -1008,6 +1026,7 @@ public actor BrowserHost {
     private func handleTabEvent(_ event: CDPEvent, key: TabKey, tab: Tab, cdp: CDPConnection) async {
         let t = options.callTimeoutSeconds
         lastTabActivity = DispatchTime.now().uptimeNanoseconds
+        if handleShellEvent(event, tab: tab, cdp: cdp) { return }
         switch event.method {
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.stringValue == tab.targetId else { return }
@@ -1174,8 +1193,6 @@ public actor BrowserHost {
                 // The session's spare first, then (after it) a context for the next session.
                 if spares[tab.session] == nil, makingSpares[tab.session] == nil { makeSpare(session: tab.session) } else { makeFreeContext() }
             }
-        case "Inspector.targetCrashed":
-            emit(.tabCrashed(session: tab.session, webview: tab.webview))
         default:
             break
         }

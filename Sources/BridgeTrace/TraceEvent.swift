@@ -198,9 +198,10 @@ extension TraceEvent {
                 o["k"] = "sweep"
             case .host(let result):
                 o["k"] = "host-result"; HostLines.write(result, into: &o)
-            case .openBrowserSession(let url, let profile):
+            case .openBrowserSession(let url, let profile, let params):
                 o["k"] = "open"; o["url"] = .string(url)
                 if !profile.isPlain { o["profile"] = .object(profile.params) }
+                if !params.isEmpty { o["params"] = .object(params) }
             }
             if !random.isEmpty { o["rand"] = .array(random.map { .string(Hex.word($0)) }) }
         case .output(let effect, _):
@@ -283,7 +284,8 @@ extension TraceEvent {
                     throw TraceError(line: number, "the profile of \"open\": \(error.message)")
                 }
             }
-            return .input(.openBrowserSession(url: try string("url"), profile: profile), at: t, random: random)
+            return .input(.openBrowserSession(url: try string("url"), profile: profile, params: v["params"]?.objectValue ?? JSONObject()),
+                          at: t, random: random)
         case "host" where v["call"] != nil, "host-abandon", "host-event", "hostout":
             throw TraceError(line: number, "a browser line of an older bridged (\"\(kind)\"): its host lines were text and cannot be replayed; record the session again")
         case "host": return .output(.host(try HostLines.work(HostLines.Reader(v: v, line: number, kind: kind))), at: t)

@@ -69,8 +69,9 @@ import Testing
         let (controller, session, token) = try await browserSession(fake)
         // HostWork.openTab(root) → a context, a tab, its setup, the page replacing about:blank.
         let browserMethods = chromium.methods(session: nil)
-        #expect(Array(browserMethods.prefix(5)) == ["Browser.getVersion", "Target.setDiscoverTargets", "Target.createBrowserContext",
-                                                    "Target.createTarget", "Target.attachToTarget"])
+        // (The context reports its downloads and denies them before its first tab: BrowserHost+Shell.swift.)
+        #expect(Array(browserMethods.prefix(6)) == ["Browser.getVersion", "Target.setDiscoverTargets", "Target.createBrowserContext",
+                                                    "Browser.setDownloadBehavior", "Target.createTarget", "Target.attachToTarget"])
         let replace = try await chromium.next("Runtime.evaluate")
         #expect(replace.sessionId == "S-T1" && replace.params["expression"] == #"location.replace("http://app.test/a"); true"#)
         // tabOpened came back: the session knows its tab.

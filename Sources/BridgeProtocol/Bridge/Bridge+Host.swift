@@ -13,66 +13,6 @@
 /// caused. The snapshot rule: a browser session's `pwa-navigate` is answered after its snapshot
 /// (the PWA changes nothing until the reply, so the tab shows what the placeholder stands for).
 
-/// The browser side of one session.
-struct BrowserState: Equatable {
-    struct Snapshot: Equatable {
-        var placeholder: ItemID
-        var jpeg: [UInt8]
-    }
-    struct Failure: Equatable {
-        var webview: ItemID
-        var url: String
-        var reason: String
-    }
-    /// Snapshots of the placeholders on the stack, oldest first, within the byte budget.
-    var snapshots: [Snapshot] = []
-    /// The image of the placeholder a back discarded last (shown over the tab it uncovers).
-    var discarded: [UInt8]?
-    /// POSTs the browser stopped, by url, until the web view they became opens its tab.
-    var posts: [String: NavigationStop] = [:]
-    /// Navigations stopped in a tab before its page connected, by web view (the latest).
-    var waitingNavigations: [ItemID: NavigationStop] = [:]
-    /// Web views whose tab could not open or whose page could not load, oldest first.
-    var failed: [Failure] = []
-    /// The browser's ids of the web views' tabs and of the session's context (`session.get`,
-    /// `webview.open`): a DevTools client (Playwright, Puppeteer) maps its pages to web views.
-    var targetIds: [ItemID: String] = [:]
-    var browserContextId: String?
-    /// A web view pushed whose tab is not open yet: its `webview.open` goes out once it is,
-    /// with the tab's target id.
-    struct Unannounced: Equatable {
-        var url: String
-        var token: String
-    }
-    var unannounced: [ItemID: Unannounced] = [:]
-    /// The last url change the browser reported and the Bridge applied to a classic web view,
-    /// with the url it replaced and when. A page's `pwa-navigate` and the browser's report of the
-    /// `history.pushState` that follows it travel on different connections, and the report can
-    /// arrive first: the placeholder must then keep the url from before it (`pwaNavigate`).
-    struct URLReport: Equatable {
-        var webview: ItemID
-        var before: String
-        var after: String
-        var at: Int64
-    }
-    var lastURLReport: URLReport?
-    /// A routed session's web view whose tab the Bridge last had in front: when the active
-    /// stack's top web view is another one, its tab is brought to the front (or opened, if it
-    /// never had one) (`browserKeepFront`).
-    var front: ItemID?
-    /// Web views whose tab was asked for (`HostWork.openTab`) and not closed since.
-    var tabbed: Set<ItemID> = []
-    /// How long after the browser's report of a url change a `pwa-navigate` to that same url is
-    /// taken as the announcement the report overtook (microseconds). Both leave the page within
-    /// a millisecond; the window is wide so that a loaded machine does not matter, and bounded so
-    /// that a page announcing, much later, the url it already moved to is taken at its word.
-    static let overtakeWindow: Int64 = 5_000_000
-
-    func snapshot(of placeholder: ItemID) -> [UInt8]? {
-        snapshots.first { $0.placeholder == placeholder }?.jpeg
-    }
-}
-
 /// A connection waiting for the browser, with what waits with it.
 struct HeldConnection: Equatable {
     enum Wait: Equatable {
@@ -139,13 +79,22 @@ extension Bridge {
     // MARK: Holding connections
 
     /// Moves the frames and closes for held connections queued since `mark` into their
-    /// connection's outbound queue.
+    /// connection's outbound queue. A controller waiting for the browser's answer to one of its
+    /// requests (`webview.evaluate` on a busy page, say) still hears events at once: its reply
+    /// keeps its place among its replies, and an event is no reply (nothing its waiting request
+    /// caused is sent before it answers: that request has done nothing yet).
     mutating func divertHeld(from mark: Int) {
         var i = mark
         while i < effects.count {
             let target: ClientID?
             switch effects[i] {
-            case .send(let c, _), .close(let c, _, _): target = c
+            case .send(let c, let bytes):
+                if case .answer? = held[c]?.wait, Self.isEventFrame(bytes) {
+                    target = nil
+                } else {
+                    target = c
+                }
+            case .close(let c, _, _): target = c
             default: target = nil
             }
             if let target, held[target] != nil {
@@ -153,6 +102,16 @@ extension Bridge {
             } else {
                 i += 1
             }
+        }
+    }
+
+    /// Whether `frame` is an event (`{"event":…`, as `emit` writes them), not a reply.
+    static func isEventFrame(_ frame: [UInt8]) -> Bool {
+        let prefix: StaticString = #"{"event":"#
+        guard frame.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { p in
+            for k in 0..<p.count where frame[k] != p[k] { return false }
+            return true
         }
     }
 
@@ -203,9 +162,10 @@ extension Bridge {
     /// (No `client`: the daemon's own `bridged open`, answered to no one.)
     /// With a `profile`, the profile starts the session (Profiles/); its result says which.
     mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: SessionProfile = .plain,
-                                       now: Int64) throws(ProtocolError) {
+                                       shell: ShellSettings? = nil, now: Int64) throws(ProtocolError) {
         try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
             s.browser = BrowserState()
+            if let shell { s.browser!.shell.settings = shell }
             let sid = s.id
             let w1 = ItemID.webview(1)
             let token = s.engine.webView(w1)!.token
@@ -249,6 +209,7 @@ extension Bridge {
             if let f = browser.failed.first(where: { $0.webview == wid }) {
                 throw ProtocolError(.browserError, "\(wid) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
+            if let refusal = shellRefusal(s, wid) { throw refusal }
             return wid
         }
         let work: HostWork
@@ -258,6 +219,7 @@ extension Bridge {
             if let f = browser.failed.first(where: { $0.webview == top.id }) {
                 throw ProtocolError(.browserError, "\(top.id) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
+            if let refusal = shellRefusal(s, top.id) { throw refusal }
             work = .screenshot(request, session: sid, target: top.id)
         case .snapshot:
             let text = try p.string("placeholder")
@@ -337,6 +299,7 @@ extension Bridge {
             s.browser!.targetIds[webview] = nil
             s.browser!.waitingNavigations[webview] = nil
             s.browser!.failed.removeAll { $0.webview == webview }
+            s.browser!.shell.forget(webview)
             effects.append(.host(.closeTab(session: sid, webview: webview)))
         case .stackChanged:
             // Snapshots go with their placeholders; the last one to go is kept for the overlay.
@@ -392,6 +355,7 @@ extension Bridge {
             }
             return
         }
+        guard shellAllowsTab(&s, for: stop) else { return }
         if stop.method != "GET" { s.browser!.posts[PageURL.stripClaim(stop.url)] = stop }
         // Exactly as the page's own `navigate` event.
         navigate(&s, from: stop.webview, client: client, url: stop.url, replyTo: nil, now: now)
@@ -511,6 +475,7 @@ extension Bridge {
                         w.key("data"); w.string(Base64.encode(jpeg))
                     }
                 case .failed(let message): b.sendError(client, id: request.id, ProtocolError(.browserError, message))
+                case .unresponsive(let message): b.sendError(client, id: request.id, ProtocolError(.pageUnresponsive, message))
                 }
             }))
         case .pathConfigurationFetched(let sid, _, _):
@@ -519,6 +484,8 @@ extension Bridge {
                 guard let profile = s.profile else { return }
                 type(of: profile).hostResult(&b, result, &s, now: now)
             }
+        case .shell(let event):
+            shellEvent(event, now: now)
         case .browserCrashed(let sids):
             for sid in sids {
                 withSession(sid) { b, s in

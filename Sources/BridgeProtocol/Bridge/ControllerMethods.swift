@@ -13,6 +13,7 @@ extension Bridge {
         case .navigation(let m): try navigationRequest(m, client, id: id, p, now: now)
         case .router(let m): try routerRequest(m, named: known, client, id: id, p, now: now)
         case .host(let m): try hostRequest(client, id: id, method: m, named: known, p)
+        case .shell(let m): try shellRequest(client, id: id, method: m, named: known, p, now: now)
         case .profile(let m): try profileRequest(m, client, id: id, p, now: now)
         case .ping: sendResult(client, id: id) { _ in }
         }

@@ -11,9 +11,13 @@ extension Bridge {
             } catch {
                 throw ProtocolError(.invalidParams, error.message)
             }
+            let shell = try Self.shellSettings(p.object)
             if let browser = p.object["browser"], browser != .null {
                 guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
-                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, now: now) }
+                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, shell: shell, now: now) }
+            }
+            if shell != nil {
+                throw ProtocolError(.invalidParams, "\"dialogs\", \"permissions\" and \"geolocation\" need a browser session: {\"browser\": true}")
             }
             if profile.needsBrowser {
                 throw ProtocolError(.invalidParams, "profile \"\(profile.name)\" needs a browser session: {\"browser\": true}")
@@ -57,6 +61,9 @@ extension Bridge {
                 let canGoBack = s.profile?.canGoBack(s) ?? s.engine.canGoBack
                 let sid = s.id
                 let failed = s.browser?.failed
+                var states = JSONWriter(capacity: 64)
+                b.writeShellStates(s, into: &states)
+                let shellStates = states.bytes
                 let profile = s.profile.map { p in (type(of: p.configuration).name, p.sessionInfo(s)) }
                 let browserIds = s.browser.map { (context: $0.browserContextId, targets: $0.targetIds.sorted { $0.key.description < $1.key.description }) }
                 b.sendResult(client, id: id) { w in
@@ -82,6 +89,7 @@ extension Bridge {
                             w.endObject()
                         }
                         w.endArray()
+                        w.key("webviews"); w.raw(shellStates)
                     }
                     if let (name, info) = profile {
                         // A profile's session: its name and what the profile adds.

@@ -113,12 +113,19 @@ extension Daemon {
 
     /// Runs `body` on the host's tasks; its result comes back to the service thread as an input.
     func onHost(_ body: @escaping @Sendable (BrowserHost) async -> HostResult?) {
+        onHostResults { host in await body(host).map { [$0] } ?? [] }
+    }
+
+    /// Runs `body` on the host's tasks; its results come back to the service thread as inputs,
+    /// in order.
+    func onHostResults(_ body: @escaping @Sendable (BrowserHost) async -> [HostResult]) {
         let host = browserSide().host
         let ref = browserRef
         let remote = self.remote
         Task {
-            guard let result = await body(host) else { return }
-            remote.enqueue { ref.value.feed(.host(result)) }
+            let results = await body(host)
+            guard !results.isEmpty else { return }
+            remote.enqueue { for result in results { ref.value.feed(.host(result)) } }
         }
     }
 
@@ -191,9 +198,13 @@ extension Daemon {
             let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")
             let request = post.map(Self.navigationRequest)
             let logger = self.logger
+            let shell = root ? (bridge.shellSettings(session: session) ?? ShellSettings()) : nil
             onHost { host in
                 do {
-                    if root { try await host.createSession(session) }
+                    if root {
+                        try await host.createSession(session)
+                        await host.applyShellSettings(session: session, shell ?? ShellSettings())
+                    }
                     let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
                                                           userAgent: tabUserAgent)
                     let contextId = await host.browserContextId(session: session) ?? ""
@@ -247,28 +258,30 @@ extension Daemon {
             changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
         case .evaluate(let request, let session, let webview, let expression):
             let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
+            onHostResults { host in
                 await overlay?.value
-                return await Self.answer(request, session: session, target: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
+                return await Self.pageAnswer(request, session: session, webview: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
             }
         case .click(let request, let session, let webview, let selector):
             let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
+            onHostResults { host in
                 await overlay?.value
-                return await Self.answer(request, session: session, target: webview) {
+                return await Self.pageAnswer(request, session: session, webview: webview) {
                     try await host.click(session: session, webview: webview, selector: selector)
                     return .done
                 }
             }
         case .type(let request, let session, let webview, let selector, let text):
             let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
+            onHostResults { host in
                 await overlay?.value
-                return await Self.answer(request, session: session, target: webview) {
+                return await Self.pageAnswer(request, session: session, webview: webview) {
                     try await host.type(session: session, webview: webview, selector: selector, text: text)
                     return .done
                 }
             }
+        case .shell(let work):
+            performShell(work)
         case .screenshot(let request, let session, let target):
             let overlay = b.overlays[.init(session: session, webview: target)]
             onHost { host in
@@ -283,6 +296,55 @@ extension Daemon {
                                                    timeoutSeconds: options.pathConfigurationTimeoutSeconds)
                 if case .failed(let why) = fetched { logger.warning("\(session): the path configuration \(url) cannot be used: \(why)") }
                 return .pathConfigurationFetched(session: session, url: url, fetched)
+            }
+        }
+    }
+
+    /// The answer to a request that runs in `webview`'s page (`evaluate`, `click`, `type`), and
+    /// whether the page answers at all: a call the page did not answer in time is
+    /// `page-unresponsive` and the web view is reported unresponsive; an answer reports it
+    /// answering again.
+    static func pageAnswer(_ request: HostRequest, session: String, webview: ItemID, _ body: () async throws -> HostAnswer) async -> [HostResult] {
+        do {
+            let answer = try await body()
+            return [.shell(.unresponsive(session: session, webview: webview, false)), .answered(request, answer)]
+        } catch BrowserError.timeout(let method) {
+            return [.shell(.unresponsive(session: session, webview: webview, true)),
+                    .answered(request, .unresponsive("\(webview) of session \(session) did not answer \(method) in time: its page is busy (a long or endless script) or blocked"))]
+        } catch {
+            return [await answer(request, session: session, target: webview) { throw error }]
+        }
+    }
+
+    /// A `HostWork.shell`: the shell's answers (ShellTypes.swift). A dialog's answer goes at
+    /// once, past the web view's overlay changes (which wait for the page the dialog blocks).
+    func performShell(_ work: ShellWork) {
+        switch work {
+        case .answerDialog(let session, let webview, let accept, let text):
+            onHost { host in
+                await host.answerDialog(session: session, webview: webview, accept: accept, text: text)
+                return nil
+            }
+        case .reload(let request, let session, let webview, let url):
+            onHost { host in
+                await Self.answer(request, session: session, target: webview) {
+                    try await host.reload(session: session, webview: webview, url: url)
+                    return .done
+                }
+            }
+        case .setFiles(let request, let session, let webview, let files):
+            onHost { host in
+                await Self.answer(request, session: session, target: webview) {
+                    try await host.setFiles(session: session, webview: webview, files: files)
+                    return .done
+                }
+            }
+        case .setGeolocation(let request, let session, let position):
+            onHost { host in
+                await Self.answer(request, session: session, target: .webview(1)) {
+                    try await host.setGeolocation(session: session, position)
+                    return .done
+                }
             }
         }
     }
@@ -331,8 +393,18 @@ extension Daemon {
         case .loadFailed(let session, let webview, let url, let reason):
             logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
             feed(.host(.tabFailed(session: session, webview: webview, url: url, reason: reason)))
-        case .tabCrashed(let session, let webview):
-            logger.warning("\(session) \(webview): the tab's renderer crashed")
+        case .shell(let shell):
+            switch shell {
+            case .crashed(let session, let webview, let reason):
+                logger.warning("\(session) \(webview): \(reason)")
+            case .unresponsive(let session, let webview, true):
+                logger.warning("\(session) \(webview): its page does not answer (busy or blocked)")
+            case .dialogOpened(let session, let webview, let dialog):
+                logger.info("\(session) \(webview): \(dialog.type.rawValue)(\(dialog.message.prefix(80).debugDescription))")
+            default:
+                break
+            }
+            feed(.host(.shell(shell)))
         case .browserCrashed(let sessions):
             logger.error("Chromium went away; the pages of \(sessions.count) browser session(s) are disconnected")
             browser?.restartFailure = nil
@@ -379,17 +451,17 @@ extension Daemon {
     /// `--max-sessions` limit, a bad profile), nothing opens: the refusal is logged and thrown.
     /// Returns the new session's id.
     @discardableResult
-    public func openBrowserSession(url: String, profile: SessionProfile = .plain) throws(ProtocolError) -> String {
+    public func openBrowserSession(url: String, profile: SessionProfile = .plain, params: JSONObject = JSONObject()) throws(ProtocolError) -> String {
         let t = now
         let before = Set(bridge.sessionIDs)
         let refusal: ProtocolError?
         do {
-            try bridge.openBrowserSession(url: url, profile: profile, at: t)
+            try bridge.openBrowserSession(url: url, profile: profile, params: params, at: t)
             refusal = nil
         } catch {
             refusal = error
         }
-        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile), at: t) }
+        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile, params: params), at: t) }
         perform()
         if let refusal {
             logger.error("cannot open \(url) in a browser session: \(refusal.message)")
