@@ -149,6 +149,10 @@ import Testing
         Self.message(&h, page, "visitProposed", ["location": "http://h/numbers", "options": ["action": "advance"]])
         #expect(h.stackIDs(sid) == "W1 N1", "the web view stays below the native screen")
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.cacheSnapshot"])
+        // The native screen's item names its screen (the `view_controller`), in the stack as in the tree.
+        let got = h.sessionGet(sid)["result"]
+        #expect(got?["stack"]?[1]?["screen"] == "numbers" && got?["tree"]?["tabs"]?[0]?["stack"]?[1]?["screen"] == "numbers", "\(got ?? .null)")
+        #expect(h.eventParams(ctl, "stack.changed").last?["stack"]?[1]?["screen"] == "numbers")
         _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
         #expect(h.stackIDs(sid) == "W1")
         // iOS visits the uncovered web screen with `restore` (visitableViewWillAppear).

@@ -405,7 +405,7 @@ extension Bridge {
             case .placeholder:
                 return .placeholder(Placeholder(id: r.id, of: r.of ?? r.id, url: r.url))
             case .native:
-                return .native(NativeScreen(id: r.id, url: r.url))
+                return .native(NativeScreen(id: r.id, url: r.url, screen: r.screen))
             }
         }
     }
