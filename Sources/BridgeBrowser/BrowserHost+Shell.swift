@@ -124,12 +124,16 @@ extension BrowserHost {
         }
     }
 
-    /// A context's downloads are reported (`Browser.downloadWillBegin`) and denied: the web view
-    /// stays where it was, nothing is written to disk.
+    /// A context's downloads are reported (`Browser.downloadWillBegin`) and cancelled as they
+    /// begin: the web view stays where it was, nothing is kept on disk. (Chromium reports no
+    /// download it was told to deny: they are allowed into the browser's profile directory,
+    /// which goes with the browser, and cancelled at once.)
     func reportDownloads(_ b: Browser, context: String) async {
         do {
-            _ = try await b.cdp.call("Browser.setDownloadBehavior", ["behavior": "deny", "browserContextId": .string(context), "eventsEnabled": true],
-                                     timeout: options.callTimeoutSeconds)
+            _ = try await b.cdp.call("Browser.setDownloadBehavior", [
+                "behavior": "allowAndName", "browserContextId": .string(context), "eventsEnabled": true,
+                "downloadPath": .string(b.process.profileDirectory + "/downloads"),
+            ], timeout: options.callTimeoutSeconds)
         } catch {
             debug("downloads of context \(context) not reported: \(error)")
         }
@@ -137,6 +141,13 @@ extension BrowserHost {
 
     /// `Browser.downloadWillBegin` (on the browser's own session): the tab whose frame began it.
     func downloadBegan(_ event: CDPEvent) {
+        if let guid = event.params["guid"]?.stringValue, let b = browser {
+            var params: JSONObject = ["guid": .string(guid)]
+            if let frame = event.params["frameId"]?.stringValue, let key = tabsByTarget[frame], let context = contexts[key.session] {
+                params["browserContextId"] = .string(context)
+            }
+            _ = b.cdp.start("Browser.cancelDownload", params, timeout: options.callTimeoutSeconds)
+        }
         guard let frame = event.params["frameId"]?.stringValue, let key = tabsByTarget[frame], let tab = tabs[key] else { return }
         emitShell(.download(session: tab.session, webview: tab.webview, url: event.params["url"]?.stringValue ?? "",
                             filename: event.params["suggestedFilename"]?.stringValue ?? ""))

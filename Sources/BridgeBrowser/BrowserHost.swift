@@ -633,7 +633,9 @@ public actor BrowserHost {
             }
         } else {
             let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
-            if let error = nav["errorText"]?.stringValue, !error.isEmpty {
+            // Aborted: no document came (a download, which the shell reports, or a 204): the tab
+            // stays as it was, as a native web view does.
+            if let error = nav["errorText"]?.stringValue, !error.isEmpty, error != "net::ERR_ABORTED" {
                 throw BrowserError.loadFailed(url: url, reason: error)
             }
         }

@@ -73,7 +73,8 @@ import Testing
         settings.geolocation = Geolocation(latitude: 1.5, longitude: 2.5, accuracy: 3)
         await host.applyShellSettings(session: "s1", settings)
         let downloads = try await chromium.next("Browser.setDownloadBehavior")
-        #expect(downloads.params == ["behavior": "deny", "browserContextId": "C1", "eventsEnabled": true])
+        #expect(downloads.params["behavior"] == "allowAndName" && downloads.params["browserContextId"] == "C1")
+        #expect(downloads.params["eventsEnabled"] == true && downloads.params["downloadPath"]?.stringValue?.hasSuffix("/downloads") == true)
         let camera = try await chromium.next("Browser.setPermission") { $0.params["permission"]?["name"] == "camera" }
         #expect(camera.params == ["permission": ["name": "camera"], "setting": "denied", "browserContextId": "C1"])
         let geo = try await chromium.next("Emulation.setGeolocationOverride")
@@ -86,6 +87,9 @@ import Testing
         chromium.emit("Browser.downloadWillBegin", ["frameId": "T2", "guid": "g", "url": "http://app.test/r.pdf", "suggestedFilename": "r.pdf"])
         let download = try await events.next { if case .shell(.download) = $0 { return true }; return false }
         #expect(download == .shell(.download(session: "s1", webview: .webview(2), url: "http://app.test/r.pdf", filename: "r.pdf")))
+        // And cancelled at once: nothing is kept.
+        let cancel = try await chromium.next("Browser.cancelDownload")
+        #expect(cancel.params == ["guid": "g", "browserContextId": "C1"])
         await host.shutdown()
     }
 }

@@ -256,6 +256,19 @@ import Testing
         #expect(h.events(ctl, "session.limit").count == 2)
     }
 
+    @Test(arguments: ["mailto:a@b.c", "tel:+123", "sms:+1", "intent://scan/#Intent;scheme=zxing;end", "whatsapp://send?text=x"])
+    func otherSchemesOpenOutsideTheApp(_ url: String) {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.session(&h)
+        let calls = h.hostCalls.count
+        h.host(.navigationStopped(NavigationStop(session: sid, webview: .webview(1), url: url, disposition: .customScheme)))
+        #expect(h.events(ctl, "external.open").first?["params"] == ["session": .string(sid), "url": .string(url), "webview": "W1"])
+        #expect(h.stackIDs(sid) == "W1" && h.hostCalls.count == calls)
+        // The app's own schemes are stacked as before.
+        h.host(.navigationStopped(NavigationStop(session: sid, webview: .webview(1), url: "tt://settings", disposition: .customScheme)))
+        #expect(h.stackIDs(sid) == "W1 W2")
+    }
+
     @Test func theTabLimitIsSizedByMemory() {
         #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 24 << 30) == 43)
         #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 1 << 30) == 4)
@@ -283,6 +296,11 @@ import Testing
         let (ctl, sid, _) = Self.session(&h)
         h.host(.shell(.download(session: sid, webview: .webview(1), url: "http://h/r.pdf", filename: "r.pdf")))
         #expect(h.events(ctl, "webview.download").first?["params"] == ["session": .string(sid), "webview": "W1", "url": "http://h/r.pdf", "filename": "r.pdf"])
+        #expect(h.stackIDs(sid) == "W1")
+        // A web view pushed for a link that turned out to be a download goes again.
+        h.host(.navigationStopped(NavigationStop(session: sid, webview: .webview(1), url: "http://h/get?r=1")))
+        #expect(h.stackIDs(sid) == "W1 W2")
+        h.host(.shell(.download(session: sid, webview: .webview(2), url: "http://h/get?r=1", filename: "r.pdf")))
         #expect(h.stackIDs(sid) == "W1")
         let bad = h.request(ctl, "session.setGeolocation", ["session": .string(sid), "latitude": 10, "longitude": 200])
         #expect(bad["error"]?["code"] == "invalid-params")

@@ -355,7 +355,7 @@ extension Bridge {
             }
             return
         }
-        guard shellAllowsTab(&s, for: stop) else { return }
+        guard shellAllowsTab(&s, for: stop), !shellOpensOutside(&s, stop) else { return }
         if stop.method != "GET" { s.browser!.posts[PageURL.stripClaim(stop.url)] = stop }
         // Exactly as the page's own `navigate` event.
         navigate(&s, from: stop.webview, client: client, url: stop.url, replyTo: nil, now: now)

@@ -39,6 +39,8 @@ struct ShellState: Equatable {
 
     /// Timer tokens of the shell have this bit (the engine's count up from 1).
     static let timerBit: UInt64 = 1 << 63
+    /// The app's own schemes (`Bridge.shellOpensOutside`).
+    static let appSchemes: Set<String> = ["tt", "os"]
 }
 
 extension Bridge {
@@ -274,6 +276,12 @@ extension Bridge {
                     w.key("url"); w.string(url)
                     w.key("filename"); w.string(filename)
                 }
+                // A web view pushed for the download's link has no page to show: it goes, and
+                // the web view below is where the user was (a native shell never leaves it).
+                if s.engine.top?.id == wid, s.engine.stack.count > 1, s.pages[wid] == nil,
+                   let pushed = s.engine.webView(wid), PageURL.stripClaim(pushed.url) == PageURL.stripClaim(url) {
+                    b.back(&s, requester: nil, replyTo: nil, cause: BridgeMethod.navigationBack.name, now: now)
+                }
             }
         }
     }
@@ -315,6 +323,27 @@ extension Bridge {
             w.key("url"); w.string(url)
         }
         return false
+    }
+
+    /// The app's own schemes: `tt://` (a native screen) and `os://` (a web view) are stacked as
+    /// any navigation; every other scheme a browser cannot load (`mailto:`, `tel:`, `sms:`,
+    /// `intent:`, `market:`, another app's) opens outside the app, as a native shell hands it to
+    /// the system.
+    static var appSchemes: Set<String> { ShellState.appSchemes }
+
+    /// A navigation of a scheme the browser cannot load and the app does not own: controllers
+    /// get `external.open {url, webview}` and nothing is stacked (no tab on a page that cannot
+    /// be shown). Routed and profiled sessions decide for themselves. True when it was opened
+    /// outside.
+    mutating func shellOpensOutside(_ s: inout Session, _ stop: NavigationStop) -> Bool {
+        guard stop.disposition == .customScheme, !s.isRouted, s.hotwire == nil,
+              let scheme = stop.url.split(separator: ":", maxSplits: 1).first?.lowercased(),
+              !Self.appSchemes.contains(scheme) else { return false }
+        emit(&s, "external.open") { w in
+            w.key("url"); w.string(stop.url)
+            w.key("webview"); w.string(stop.webview.description)
+        }
+        return true
     }
 
     // MARK: session.get
