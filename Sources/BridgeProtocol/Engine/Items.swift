@@ -163,8 +163,8 @@ public struct Placeholder: Equatable, Sendable {
 public struct NativeScreen: Equatable, Sendable {
     public let id: ItemID
     public let url: String
-    /// The native screen's name, when its session's profile names one (hotwire-native: the
-    /// path configuration's `view_controller`, or Android's `uri`).
+    /// The native screen's name, when its session's profile names one (e.g. a path
+    /// configuration's `view_controller`).
     public let screen: String?
 
     public init(id: ItemID, url: String, screen: String? = nil) {
