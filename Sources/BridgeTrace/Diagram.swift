@@ -32,8 +32,8 @@ public enum StackDiagram {
         case .binaryFrame(let c): return "binary frame from \(c)"
         case .timerFired(let key): return "foreground timer \(key.token) of session \(key.session) fired"
         case .sweep: return "idle sweep"
-        case .openBrowserSession(let url, let profile):
-            return "bridged open \(url)" + (profile["profile"]?.stringValue.map { " --profile \($0)" } ?? "")
+        case .openBrowserSession(let url, let profile, _):
+            return "bridged open \(url)" + (profile.isPlain ? "" : " --profile \(profile.name)")
         case .host(let result):
             switch result {
             case .tabOpened(let s, let w, _, _): return "the browser opened \(w)'s tab of \(s)"

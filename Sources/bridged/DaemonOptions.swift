@@ -251,7 +251,9 @@ extension DaemonOptions {
         daemon.browser.options.devtools = devtools
         daemon.browser.options.spareTabsSetting = spareTabs
         daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
-        daemon.browser.hotwireJS = String(decoding: EmbeddedAssets.bytes(named: "hotwire.js") ?? [], as: UTF8.self)
+        for asset in ProfileRegistry.standard.scriptAssets {
+            daemon.browser.profileScripts[asset] = String(decoding: EmbeddedAssets.bytes(named: asset) ?? [], as: UTF8.self)
+        }
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon
     }

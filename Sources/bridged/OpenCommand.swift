@@ -28,13 +28,13 @@ struct OpenCommand: ParsableCommand {
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw ValidationError("URL must be an http:// or https:// address (got '\(url)')")
         }
-        _ = try profile.profileParams()
+        _ = try profile.sessionProfile()
     }
 
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         let url = self.url
-        let params = try profile.profileParams()
+        let sessionProfile = try profile.sessionProfile()
         let failure = StartupFailure()
         daemon.onStart = { [unowned daemon, options] port in
             options.whenReady(daemon, failure: failure) { devtools in
@@ -42,10 +42,10 @@ struct OpenCommand: ParsableCommand {
                 Stdout.writeLine("listening on \(origin)")
                 Stdout.writeLine("dashboard \(origin)/")
                 if let devtools { Stdout.writeLine("devtools \(devtools)") }
-                let what = params["profile"]?.stringValue.map { "a \($0) browser session" } ?? "a browser session"
+                let what = sessionProfile.isPlain ? "a browser session" : "a \(sessionProfile.name) browser session"
                 Stdout.writeLine("opening \(url) in \(what)")
                 do throws(ProtocolError) {
-                    try daemon.openBrowserSession(url: url, profile: params)
+                    try daemon.openBrowserSession(url: url, profile: sessionProfile)
                 } catch {
                     // Logged by the daemon; `run` says it on stderr and exits with status 1.
                     failure.message = "cannot open \(url): \(error.message)"

@@ -278,7 +278,7 @@ import Testing
         }
         #expect(daemon.bridge.sessionCount == 0)
         #expect(chromium.launches == 0, "no browser was started")
-        #expect(throws: ProtocolError.self) { try daemon.openBrowserSession(url: "http://app.test/", profile: ["profile": "nope"]) }
+        #expect(throws: ProfileError.self) { try SessionProfile.parse(["profile": "nope"]) }  // never reaches the daemon
         // At the limit of sessions: refused with limit-exceeded.
         let (full, _) = make { $0.bridge.maxSessions = 1 }
         let first = try full.openBrowserSession(url: "http://app.test/")

@@ -198,7 +198,8 @@ public final class CheckRunner {
         var params: JSONObject = ["url": .string(options.url), "browser": true]
         if hotwire {
             params["profile"] = .string(CheckProfile.hotwireNative.rawValue)
-            for (k, v) in zip(options.sessionParams.keys, options.sessionParams.values) { params[k] = v }
+            let profileParams = options.session.params
+            for (k, v) in zip(profileParams.keys, profileParams.values) { params[k] = v }
         }
         do {
             created = try ctl.call("session.create", params, timeout: 90)
@@ -237,7 +238,7 @@ public final class CheckRunner {
             let title = v["title"]?.stringValue ?? ""
             throw CheckCannotRun("the start page \(options.url) answered HTTP \(status) in the browser\(title.isEmpty ? "" : " (\"\(title)\")"): give the url of the app's start page as the browser should load it")
         }
-        if hotwire, let url = options.sessionParams["pathConfigurationUrl"]?.stringValue {
+        if hotwire, let url = options.session.params["pathConfigurationUrl"]?.stringValue {
             // The rules of the server copy apply from the first tap on: wait for its answer.
             try ctl.pump(max(0, deadline.timeIntervalSinceNow)) { pathConfiguration != nil }
             guard let answer = pathConfiguration else {

@@ -336,7 +336,7 @@ extension Bridge {
     /// be shown). Routed and profiled sessions decide for themselves. True when it was opened
     /// outside.
     mutating func shellOpensOutside(_ s: inout Session, _ stop: NavigationStop) -> Bool {
-        guard stop.disposition == .customScheme, !s.isRouted, s.hotwire == nil,
+        guard stop.disposition == .customScheme, !s.isRouted, s.profile == nil,
               let scheme = stop.url.split(separator: ":", maxSplits: 1).first?.lowercased(),
               !Self.appSchemes.contains(scheme) else { return false }
         emit(&s, "external.open") { w in

@@ -114,6 +114,8 @@ public struct BridgeConfiguration: Sendable, Equatable {
         let tabs = physicalMemory / 8 / (140 << 20)
         return Int(min(64, max(4, tabs)))
     }
+    /// The profiles `session.create {profile}` knows (Profiles/Registry.swift).
+    public var profiles: ProfileRegistry = .standard
 
     /// What `--instance` accepts: 1 to 16 of `a-z` and `0-9`.
     public static func isValidInstance(_ name: String) -> Bool {

@@ -42,7 +42,7 @@ public enum BridgeMethod: String, CaseIterable, Sendable {
     case webviewReload = "webview.reload"
     case webviewSetFiles = "webview.setFiles"
     case sessionSetGeolocation = "session.setGeolocation"
-    // Hotwire Native sessions (Bridge+Hotwire.swift).
+    // What a session's profile answers (Profiles/, `ProfileBehavior.methods`).
     case bridgeReply = "bridge.reply"
 
     /// The wire name.
@@ -164,8 +164,8 @@ enum ControllerMethod: Equatable {
     case router(RouterMethod)
     case host(HostMethod)
     case shell(ShellMethod)
-    /// `bridge.reply` of hotwire-native sessions (Bridge+Hotwire.swift).
-    case bridgeReply
+    /// A method a session's profile answers (`ProfileBehavior.methods`): to the session's profile.
+    case profile(BridgeMethod)
     case ping
 
     init?(_ method: BridgeMethod) {
@@ -194,7 +194,7 @@ enum ControllerMethod: Equatable {
         case .webviewReload: self = .shell(.reload)
         case .webviewSetFiles: self = .shell(.setFiles)
         case .sessionSetGeolocation: self = .shell(.setGeolocation)
-        case .bridgeReply: self = .bridgeReply
+        case .bridgeReply: self = .profile(method)
         case .ping: self = .ping
         case .pwaRendered, .pwaNavigate, .back, .navigate, .hello: return nil
         }

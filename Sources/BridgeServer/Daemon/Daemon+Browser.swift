@@ -9,8 +9,9 @@ public struct BrowserConfiguration: Sendable {
     public var injectTemplate = ""
     /// js-client/bridge.js, which the injected client carries as a classic script.
     public var bridgeJS = ""
-    /// js-client/hotwire/hotwire.js, injected after the client in hotwire-native sessions' tabs.
-    public var hotwireJS = ""
+    /// The profiles' page scripts (`ProfilePageScript.asset`, e.g. js-client/hotwire/hotwire.js),
+    /// by asset name: injected after the client in their sessions' tabs.
+    public var profileScripts: [String: String] = [:]
     /// Starts the browser: Chromium on its DevTools pipe. Tests put a fake Chromium here
     /// (`Tests/BridgeBrowserFakes`), which plays Chromium's side of the DevTools protocol by script.
     public var launcher: BrowserLauncher = BrowserHost.chromium
@@ -52,11 +53,11 @@ final class BrowserSide {
                                                 classicBridge: InjectedClient.classicBridge(configuration.bridgeJS))
     }
 
-    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil) -> String {
+    func script(session: String, webview: ItemID, token: String, profile: SessionProfile = .plain) -> String {
         let client = injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token,
-                                     astro: hotwire == nil)
-        guard let hotwire else { return client }
-        return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire)
+                                     astro: profile.astroShim)
+        guard let page = profile.pageScript else { return client }
+        return client + "\n" + InjectedClient.profileScript(template: configuration.profileScripts[page.asset] ?? "", page)
     }
 }
 
@@ -157,15 +158,9 @@ extension Daemon {
         case .openTab(let session, let webview, let url, let token, let post, let root):
             // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
             b.lanes.opening(session: session)
-            let profile = bridge.hotwireProfile(session: session)
-            let script = b.script(session: session, webview: webview, token: token, hotwire: profile)
-            var userAgent: (@Sendable (String) -> String)?
-            if let profile {
-                let platform = profile.platform
-                let components = profile.components
-                userAgent = { base in HotwireUserAgent.build(base: base, platform: platform, components: components) }
-            }
-            let tabUserAgent = userAgent
+            let profile = bridge.sessionProfile(session) ?? .plain
+            let script = b.script(session: session, webview: webview, token: token, profile: profile)
+            let tabUserAgent = profile.userAgent
             let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
             let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")
             let request = post.map(Self.navigationRequest)
@@ -415,17 +410,17 @@ extension Daemon {
     /// `--max-sessions` limit, a bad profile), nothing opens: the refusal is logged and thrown.
     /// Returns the new session's id.
     @discardableResult
-    public func openBrowserSession(url: String, profile: JSONObject = JSONObject()) throws(ProtocolError) -> String {
+    public func openBrowserSession(url: String, profile: SessionProfile = .plain, params: JSONObject = JSONObject()) throws(ProtocolError) -> String {
         let t = now
         let before = Set(bridge.sessionIDs)
         let refusal: ProtocolError?
         do {
-            try bridge.openBrowserSession(url: url, profile: profile, at: t)
+            try bridge.openBrowserSession(url: url, profile: profile, params: params, at: t)
             refusal = nil
         } catch {
             refusal = error
         }
-        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile), at: t) }
+        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile, params: params), at: t) }
         perform()
         if let refusal {
             logger.error("cannot open \(url) in a browser session: \(refusal.message)")
