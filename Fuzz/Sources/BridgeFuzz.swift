@@ -433,6 +433,8 @@ struct Driver {
         "session.created", "session.closed", "stack.changed", "foreground.shown", "foreground.removed", "pwa-rendered",
         "webview.open", "webview.closed", "webview.failed", "page.connected", "page.disconnected", "navigate",
         "pwa-navigated", "app.event", "external.open", "browser.crashed",
+        // A capacitor session's plugin calls and their answers (docs/CAPACITOR.md).
+        "capacitor.call", "capacitor.result",
     ]
 
     /// The engines' and the Bridge's invariants (see the type's comment).

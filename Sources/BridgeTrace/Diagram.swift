@@ -46,6 +46,7 @@ public enum StackDiagram {
             case .browserCrashed: return "the browser crashed"
             case .pathConfigurationFetched(let s, let url, .document): return "the browser fetched \(s)'s path configuration \(url)"
             case .pathConfigurationFetched(let s, let url, .failed(let why)): return "\(s)'s path configuration \(url) failed: \(why)"
+            case .historyRead(let s, let w, let canGoBack): return "\(w)'s history of \(s) read: " + (canGoBack ? "it can go back" : "its first entry")
             case .shell(let event): return "the browser's shell: \(event.traceFields["what"]?.stringValue ?? "event") of \(event.traceFields["webview"]?.stringValue ?? "") of \(event.traceFields["session"]?.stringValue ?? "")"
             }
         case .frame(let c, let bytes):

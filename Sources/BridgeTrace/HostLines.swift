@@ -41,6 +41,8 @@ enum HostLines {
             case .document(let document): o["document"] = document
             case .failed(let message): o["failed"] = .string(message)
             }
+        case .historyRead(let s, let w, let canGoBack):
+            o["what"] = "history-read"; o["session"] = .string(s); o["webview"] = .string(w.description); o["canGoBack"] = .bool(canGoBack)
         case .shell(let event):
             o["what"] = "shell"; o["event"] = .object(event.traceFields)
         }
@@ -85,6 +87,12 @@ enum HostLines {
             o["what"] = "fetch-path-configuration"; o["session"] = .string(s); o["webview"] = .string(w.description); o["url"] = .string(url)
         case .shell(let work):
             o["what"] = "shell"; o["work"] = .object(work.traceFields)
+        case .readHistory(let s, let w):
+            o["what"] = "read-history"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .goBackInHistory(let s, let w):
+            o["what"] = "go-back-in-history"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .loadURL(let s, let w, let url):
+            o["what"] = "load-url"; o["session"] = .string(s); o["webview"] = .string(w.description); o["url"] = .string(url)
         }
     }
 
@@ -169,6 +177,8 @@ enum HostLines {
             let s = try r.string("session"), url = try r.string("url")
             if let document = r.v["document"] { return .pathConfigurationFetched(session: s, url: url, .document(document)) }
             return .pathConfigurationFetched(session: s, url: url, .failed(try r.string("failed")))
+        case "history-read":
+            return .historyRead(session: try r.string("session"), webview: try r.id("webview"), canGoBack: r.v["canGoBack"]?.boolValue ?? false)
         case "browser-crashed":
             guard let list = r.v["sessions"]?.arrayValue else { throw TraceError(line: r.line, "a \"browser-crashed\" line needs \"sessions\"") }
             return .browserCrashed(sessions: list.compactMap(\.stringValue))
@@ -208,6 +218,9 @@ enum HostLines {
         case "screenshot": return .screenshot(try r.request(), session: try r.string("session"), target: try r.id("target"))
         case "fetch-path-configuration":
             return .fetchPathConfiguration(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"))
+        case "read-history": return .readHistory(session: try r.string("session"), webview: try r.id("webview"))
+        case "go-back-in-history": return .goBackInHistory(session: try r.string("session"), webview: try r.id("webview"))
+        case "load-url": return .loadURL(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"))
         case "shell":
             guard let fields = r.v["work"]?.objectValue, let work = ShellWork(traceFields: fields) else {
                 throw TraceError(line: r.line, "a \"shell\" host line needs a \"work\" such as {\"what\":\"answer-dialog\",…}")

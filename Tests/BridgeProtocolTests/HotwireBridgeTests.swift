@@ -476,7 +476,7 @@ import Testing
         #expect(h.bridge.hotwireProfile(session: hot)?.platform == .android)
         #expect(h.bridge.sessionProfile(hot) == profile)
         // A profile that does not parse never becomes an input.
-        #expect(throws: ProfileError("unknown profile \"nope\": \"astro\" (the default) or \"hotwire-native\"")) {
+        #expect(throws: ProfileError("unknown profile \"nope\": \"astro\" (the default), \"hotwire-native\" or \"capacitor\"")) {
             try SessionProfile.parse(["profile": "nope"])
         }
     }

@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (["profile": "other"], "unknown profile \"other\": \"astro\" (the default) or \"hotwire-native\"", nil),
+        (["profile": "other"], "unknown profile \"other\": \"astro\" (the default), \"hotwire-native\" or \"capacitor\"", nil),
         (["profile": "astro", "platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\"", "platform"),
         (["platform": "ios"], "'platform' needs \"profile\": \"hotwire-native\"", "platform"),
         (["profile": "hotwire-native", "platform": "web"], "platform must be \"ios\" or \"android\", not \"web\"", "platform"),

@@ -35,12 +35,12 @@ extension ProfileRegistry {
         let ios = try SessionProfile.parse(["profile": "hotwire-native"])
         #expect(hotwire != .plain && hotwire != ios)
         #expect(hotwire.userAgent?("Chromium") == HotwireUserAgent.build(base: "Chromium", platform: .android, components: ["form"]))
-        #expect(hotwire.pageScript?.asset == "hotwire.js" && ProfileRegistry.standard.scriptAssets == ["hotwire.js"])
+        #expect(hotwire.pageScript?.asset == "hotwire.js" && ProfileRegistry.standard.scriptAssets == ["hotwire.js", "capacitor.js"])
         // The kiosk is known only where it is registered.
-        #expect(throws: ProfileError("unknown profile \"kiosk\": \"astro\" (the default) or \"hotwire-native\"")) {
+        #expect(throws: ProfileError("unknown profile \"kiosk\": \"astro\" (the default), \"hotwire-native\" or \"capacitor\"")) {
             try SessionProfile.parse(["profile": "kiosk", "home": "http://k/"])
         }
-        #expect(throws: ProfileError("unknown profile \"x\": \"astro\" (the default), \"hotwire-native\" or \"kiosk\"")) {
+        #expect(throws: ProfileError("unknown profile \"x\": \"astro\" (the default), \"hotwire-native\", \"capacitor\" or \"kiosk\"")) {
             try SessionProfile.parse(["profile": "x"], registry: .withKiosk)
         }
         #expect(throws: ProfileError("'home' needs \"profile\": \"kiosk\"", param: "home")) {

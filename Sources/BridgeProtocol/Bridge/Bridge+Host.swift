@@ -478,7 +478,7 @@ extension Bridge {
                 case .unresponsive(let message): b.sendError(client, id: request.id, ProtocolError(.pageUnresponsive, message))
                 }
             }))
-        case .pathConfigurationFetched(let sid, _, _):
+        case .pathConfigurationFetched(let sid, _, _), .historyRead(let sid, _, _):
             // A profile's (the profile asked for it).
             withSession(sid) { b, s in
                 guard let profile = s.profile else { return }

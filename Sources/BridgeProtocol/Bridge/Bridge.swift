@@ -37,6 +37,9 @@ public struct Bridge<RNG: RandomNumberGenerator> {
     var traceLines: [String] = []
     /// Connections waiting for the browser, with the frames that wait with them (Bridge+Host.swift).
     var held: [ClientID: HeldConnection] = [:]
+    /// Sessions a profile ended while one of their inputs ran (an app that exits): closed once
+    /// the input is done (`endSessionLater`), never kept across inputs.
+    var sessionEnds: [(sid: String, reason: String)] = []
     /// While a `pwa-navigate` that waited for its snapshot is handled: the picture (empty: the
     /// browser could not take one). Set and cleared within one input.
     var snapshotInHand: [UInt8]?

@@ -126,6 +126,9 @@ public enum HostResult: Equatable, Sendable {
     /// there is none (`HTTP 404`, `net::ERR_CONNECTION_REFUSED`, not JSON, over the byte cap, no
     /// answer in time).
     case pathConfigurationFetched(session: String, url: String, PathConfigurationFetch)
+    /// The answer to `HostWork.readHistory`: whether `webview`'s tab has an http(s) entry before
+    /// its current one (left to the session's profile).
+    case historyRead(session: String, webview: ItemID, canGoBack: Bool)
     /// What a page handed to its shell: a dialog, a file chooser, a download, its renderer's
     /// death (ShellTypes.swift, Bridge+Shell.swift).
     case shell(ShellEvent)
@@ -175,6 +178,13 @@ public enum HostWork: Equatable, Sendable {
     case fetchPathConfiguration(session: String, webview: ItemID, url: String)
     /// What the Bridge decided about what a page handed to its shell (ShellTypes.swift).
     case shell(ShellWork)
+    /// Reads `webview`'s history in its tab (for a profile that decides a back by it); answered
+    /// by `historyRead`.
+    case readHistory(session: String, webview: ItemID)
+    /// `webview`'s tab goes one entry back in its own history (a web view's `goBack()`).
+    case goBackInHistory(session: String, webview: ItemID)
+    /// `webview`'s tab loads `url` itself (a navigation that stays in its web view).
+    case loadURL(session: String, webview: ItemID, url: String)
 
     /// The request this work answers, if any.
     public var request: HostRequest? {
@@ -220,6 +230,7 @@ extension Bridge {
             // A refusal changes nothing; the daemon learns it from `openBrowserSession` itself.
             try? openBrowserSession(url: url, profile: profile, params: params, at: now)
         }
+        if !sessionEnds.isEmpty { endSessions(now: now) }
     }
 
     /// The input `.openBrowserSession(url:profile:)` (`bridged open URL`), saying why nothing
@@ -252,6 +263,7 @@ extension Bridge {
         }
         let mark = effects.count
         received(client, text: text, at: now)
+        if !sessionEnds.isEmpty { endSessions(now: now) }
         if !held.isEmpty { divertHeld(from: mark) }
     }
 }

@@ -6,6 +6,9 @@ extension Bridge {
             if known != nil {
                 throw ProtocolError(.notAllowed, "\"\(name)\" is for pages; this connection is a controller")
             }
+            if known == nil, configuration.profiles.owner(named: name) != nil {
+                return try profileNamedRequest(name, client, id: id, p, now: now)
+            }
             throw ProtocolError(.unknownMethod, "no method \"\(name)\"")
         }
         switch method {
@@ -31,6 +34,19 @@ extension Bridge {
                 throw ProtocolError(.invalidParams, "session \(s.id) is not a \(owner) session: \(method.name) needs {\"profile\": \"\(owner)\"}")
             }
             try type(of: profile).request(&b, method, client, id: id, p, &s, now: now)
+        }
+    }
+
+    /// A controller method a profile has by name (`ProfileBehavior.namedMethods`): to the
+    /// session's profile, refused for a session of another profile (or none).
+    mutating func profileNamedRequest(_ name: String, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
+        try withExistingSession(p) { (b, s) throws(ProtocolError) in
+            guard let profile = s.profile, let kind = type(of: profile.configuration) as? any ProfileBehavior.Type,
+                  kind.namedMethods.contains(name) else {
+                let owner = b.configuration.profiles.owner(named: name)?.name ?? SessionProfile.plainName
+                throw ProtocolError(.invalidParams, "session \(s.id) is not a \(owner) session: \(name) needs {\"profile\": \"\(owner)\"}")
+            }
+            try type(of: profile).namedRequest(&b, name, client, id: id, p, &s, now: now)
         }
     }
 }

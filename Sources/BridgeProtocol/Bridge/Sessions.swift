@@ -217,6 +217,20 @@ extension Bridge {
         clients[client]!.role = .controller(info)
     }
 
+    /// Closes session `sid` with `reason` once the current input is done (a profile's hook,
+    /// which runs inside `withSession`, cannot close its own session).
+    mutating func endSessionLater(_ sid: String, reason: String) {
+        if !sessionEnds.contains(where: { $0.sid == sid }) { sessionEnds.append((sid, reason)) }
+    }
+
+    /// Closes the sessions `endSessionLater` named.
+    mutating func endSessions(now: Int64) {
+        while !sessionEnds.isEmpty {
+            let (sid, reason) = sessionEnds.removeFirst()
+            closeSession(sid, reason: reason, now: now)
+        }
+    }
+
     /// Closes a session: pages told and closed, subscribers told, everything forgotten.
     mutating func closeSession(_ sid: String, reason: String, now: Int64) {
         withSession(sid) { b, s in

@@ -164,6 +164,11 @@ public struct ProfileRegistry: Sendable, Equatable {
         kinds.first { $0.name == name }
     }
 
+    /// The profile whose `namedMethods` has `name`, if one has.
+    func owner(named name: String) -> (any ProfileBehavior.Type)? {
+        kinds.first { $0.namedMethods.contains(name) }
+    }
+
     /// The profile that answers controller method `method`, if one does.
     func owner(of method: BridgeMethod) -> (any ProfileBehavior.Type)? {
         kinds.first { $0.methods.contains(method) }
@@ -181,6 +186,9 @@ public struct ProfileRegistry: Sendable, Equatable {
 protocol ProfileBehavior: ProfileConfiguration {
     /// The controller methods (of `BridgeMethod`'s table) its sessions answer (`ProfileState.request`).
     static var methods: [BridgeMethod] { get }
+    /// Controller methods of its own, by wire name, outside `BridgeMethod`'s table (names the core
+    /// does not know: `ProfileState.namedRequest`); none may be a `BridgeMethod`'s name.
+    static var namedMethods: [String] { get }
     /// A session of this profile was made (its engine has the root web view `W1` on `url`): its
     /// state goes into `s.profile` (and its tree into `s.tree` when it draws one). Called before
     /// the creator's reply and the root tab are written.
@@ -248,7 +256,10 @@ protocol ProfileState: ProfileValue {
     /// A controller method of the profile's (`ProfileBehavior.methods`).
     static func request<RNG>(_ b: inout Bridge<RNG>, _ method: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params,
                              _ s: inout Session, now: Int64) throws(ProtocolError)
-    /// A host result the core leaves to profiles (`pathConfigurationFetched`).
+    /// A controller method of the profile's own by name (`ProfileBehavior.namedMethods`).
+    static func namedRequest<RNG>(_ b: inout Bridge<RNG>, _ name: String, _ client: ClientID, id: Int64, _ p: Params,
+                                  _ s: inout Session, now: Int64) throws(ProtocolError)
+    /// A host result the core leaves to profiles (`pathConfigurationFetched`, `historyRead`).
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64)
     /// What the profile had wait for a snapshot (`Bridge.holdForSnapshot`), now with the picture
     /// in hand (`Bridge.snapshotInHand`).

@@ -6,5 +6,6 @@
 extension ProfileRegistry {
     public static let standard = ProfileRegistry([
         HotwireProfile.self,
+        CapacitorProfile.self,
     ])
 }

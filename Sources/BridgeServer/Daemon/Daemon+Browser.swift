@@ -256,6 +256,29 @@ extension Daemon {
                 if case .failed(let why) = fetched { logger.warning("\(session): the path configuration \(url) cannot be used: \(why)") }
                 return .pathConfigurationFetched(session: session, url: url, fetched)
             }
+        case .readHistory(let session, let webview):
+            // A look at the page's tab (after the overlay changes asked before it).
+            look(b, session: session, webview: webview) { host in
+                [.historyRead(session: session, webview: webview, canGoBack: await host.canGoBack(session: session, webview: webview))]
+            }
+        case .goBackInHistory(let session, let webview):
+            let host = b.host, logger = self.logger
+            b.lanes.change(session: session, webview: webview) {
+                do {
+                    try await host.goBackInHistory(session: session, webview: webview)
+                } catch {
+                    logger.debug("\(session) \(webview): did not go back in its history: \(error)")
+                }
+            }
+        case .loadURL(let session, let webview, let url):
+            let host = b.host, logger = self.logger
+            b.lanes.change(session: session, webview: webview) {
+                do {
+                    try await host.load(session: session, webview: webview, url: url)
+                } catch {
+                    logger.warning("\(session) \(webview): \(url) was not loaded: \(error)")
+                }
+            }
         }
     }
 

@@ -64,6 +64,9 @@ extension HotwireState: ProfileState {
         if method == .bridgeReply { try b.bridgeReply(client, id: id, p, &s) }
     }
 
+    static func namedRequest<RNG>(_ b: inout Bridge<RNG>, _ name: String, _ client: ClientID, id: Int64, _ p: Params,
+                                  _ s: inout Session, now: Int64) throws(ProtocolError) {}
+
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64) {
         if case .pathConfigurationFetched(_, let url, let fetch) = result {
             b.hotwirePathConfigurationFetched(&s, url: url, fetch)

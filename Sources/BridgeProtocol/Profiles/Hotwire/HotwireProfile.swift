@@ -88,6 +88,7 @@ extension HotwireProfile: ProfileConfiguration, ProfileBehavior {
     public static let checkRules = name
     public static let scriptAsset: String? = "hotwire.js"
     static let methods: [BridgeMethod] = [.bridgeReply]
+    static let namedMethods: [String] = []
 
     /// As `init(params:)` reads them; a fetched path configuration's URL, not its document.
     public var params: JSONObject {

@@ -17,6 +17,7 @@ struct KioskProfile: ProfileConfiguration, ProfileBehavior, Equatable {
     static let checkRules = "astro"
     static let scriptAsset: String? = nil
     static let methods: [BridgeMethod] = []
+    static let namedMethods: [String] = []
 
     var home: String
 
@@ -94,6 +95,8 @@ struct KioskState: ProfileState, Equatable {
                                   client: ClientID, id: Int64, now: Int64) throws(ProtocolError) -> Bool { false }
     static func request<RNG>(_ b: inout Bridge<RNG>, _ method: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params,
                              _ s: inout Session, now: Int64) throws(ProtocolError) {}
+    static func namedRequest<RNG>(_ b: inout Bridge<RNG>, _ name: String, _ client: ClientID, id: Int64, _ p: Params,
+                                  _ s: inout Session, now: Int64) throws(ProtocolError) {}
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64) {}
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {}
 }

@@ -1,0 +1,38 @@
+import BridgeProtocol
+
+/// A web view's own history and loads, for a profile whose app has one web view that navigates
+/// in place (docs/ARCHITECTURE.md, "Profiles": `HostWork.readHistory`, `goBackInHistory`,
+/// `loadURL`).
+extension BrowserHost {
+    /// Whether the tab of `webview` has an http(s) entry before its current one (a web view's
+    /// `canGoBack()`; `about:blank`, where a tab starts, is not one). False when there is no tab.
+    public func canGoBack(session: String, webview: ItemID) async -> Bool {
+        guard let (tab, cdp) = try? tab(session, webview),
+              let history = try? await cdp.call("Page.getNavigationHistory", session: tab.cdpSession, timeout: options.callTimeoutSeconds),
+              let index = history["currentIndex"]?.intValue, let entries = history["entries"]?.arrayValue,
+              index > 0, Int(index) <= entries.count else { return false }
+        let url = entries[Int(index) - 1]["url"]?.stringValue ?? ""
+        return url.hasPrefix("http:") || url.hasPrefix("https:")
+    }
+
+    /// The tab of `webview` goes one entry back in its history (nothing at its first entry).
+    public func goBackInHistory(session: String, webview: ItemID) async throws {
+        let (tab, cdp) = try tab(session, webview)
+        let t = options.callTimeoutSeconds
+        let history = try await cdp.call("Page.getNavigationHistory", session: tab.cdpSession, timeout: t)
+        guard let index = history["currentIndex"]?.intValue, index > 0,
+              let entries = history["entries"]?.arrayValue, Int(index) <= entries.count,
+              let id = entries[Int(index) - 1]["id"]?.intValue else { return }
+        _ = try await cdp.call("Page.navigateToHistoryEntry", ["entryId": .int(id)], session: tab.cdpSession, timeout: t)
+    }
+
+    /// The tab of `webview` loads `url` itself, as its own load (not stopped again).
+    public func load(session: String, webview: ItemID, url: String) async throws {
+        let (tab, cdp) = try tab(session, webview)
+        tabs[TabKey(session, webview)]?.ownLoadPending = url.hasPrefix("http:") || url.hasPrefix("https:")
+        let nav = try await cdp.call("Page.navigate", ["url": .string(url)], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        if let error = nav["errorText"]?.stringValue, !error.isEmpty, error != "net::ERR_ABORTED" {
+            throw BrowserError.loadFailed(url: url, reason: error)
+        }
+    }
+}

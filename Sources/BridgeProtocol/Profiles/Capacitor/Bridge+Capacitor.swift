@@ -1,0 +1,241 @@
+/// A capacitor session in the Bridge (docs/CAPACITOR.md): the page's `capacitor.ready` and
+/// `capacitor.call`, answered by the session's `CapacitorStore` (or a controller's mock or
+/// reply); the controller's `capacitor.*`, `navigation.openUrl`, `app.pause`/`app.resume`; the
+/// hardware back; top-level navigations kept in the web view or sent outside.
+extension Bridge {
+    // MARK: The page
+
+    /// A page event of a capacitor session: `true` when it was one of the profile's.
+    mutating func capacitorPageEvent(_ client: ClientID, name: String, _ params: JSONObject, _ s: inout Session,
+                                     webview: ItemID, now: Int64) throws(ProtocolError) -> Bool {
+        guard var st = s.profile as? CapacitorState else { return false }
+        switch name {
+        case "capacitor.ready":
+            // A new document in the app's web view: native forgets its listeners and held calls.
+            guard webview == st.app else { return true }
+            st.store.pageStarted()
+            s.profile = st
+        case "capacitor.call":
+            guard let call = CapacitorCall(params: params) else {
+                throw ProtocolError(.invalidParams, "capacitor.call needs plugin and method")
+            }
+            // Only the app's web view has Capacitor (an in-app browser's page is any site).
+            guard webview == st.app else { return true }
+            let outcome = st.store.answer(call)
+            s.profile = st
+            var unavailable = call.unavailable
+            if case .unavailable = outcome.answer { unavailable = true }
+            emit(&s, "capacitor.call") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("callbackId"); w.write(call.callbackId.map(JSONValue.string) ?? .null)
+                w.key("plugin"); w.string(call.plugin)
+                w.key("method"); w.string(call.method)
+                w.key("options"); w.write(.object(call.options))
+                if unavailable { w.key("unavailable"); w.bool(true) }
+            }
+            capacitorDeliver(&s, outcome.pageEvents(for: call))
+            if let result = outcome.result(for: call) { emitCapacitorResult(&s, result, mocked: outcome.mocked) }
+            for effect in outcome.effects { capacitorEffect(effect, &s, from: webview) }
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Sends `events` to the page of the app's web view, in order (none when no page is there:
+    /// what must wait for a listener the store keeps).
+    mutating func capacitorDeliver(_ s: inout Session, _ events: [CapacitorPageEvent]) {
+        guard let st = s.profile as? CapacitorState, let client = s.pages[st.app] else { return }
+        for event in events {
+            let params = event.params
+            sendEvent(client, event.name) { w in
+                for (key, value) in zip(params.keys, params.values) { w.key(key); w.write(value) }
+            }
+        }
+    }
+
+    /// `capacitor.result {session, callbackId, plugin, method, success, data | error}` to the
+    /// controllers (with `mocked` when a mock answered).
+    mutating func emitCapacitorResult(_ s: inout Session, _ result: CapacitorResult, mocked: Bool) {
+        let params = result.params
+        emit(&s, "capacitor.result") { w in
+            for (key, value) in zip(params.keys, params.values) where key != "save" { w.key(key); w.write(value) }
+            if mocked { w.key("mocked"); w.bool(true) }
+        }
+    }
+
+    /// What an answer asks of the app's native side.
+    mutating func capacitorEffect(_ effect: CapacitorEffect, _ s: inout Session, from webview: ItemID) {
+        guard var st = s.profile as? CapacitorState else { return }
+        switch effect {
+        case .exitApp:
+            // The process ends: the session with it (after this input, `session.closed {reason: "exit-app"}`).
+            endSessionLater(s.id, reason: "exit-app")
+        case .minimizeApp:
+            let events = st.store.pause()
+            s.profile = st
+            capacitorDeliver(&s, events)
+        case .openBrowser(let url):
+            openInAppBrowser(&s, url: url)
+        case .closeBrowser:
+            closeInAppBrowser(&s)
+        case .openExternal(let url):
+            emit(&s, "external.open") { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("url"); w.string(url)
+            }
+        }
+    }
+
+    // MARK: Controller methods
+
+    /// `capacitor.mock`, `capacitor.reply`, `capacitor.emit`, `navigation.openUrl`, `app.pause`,
+    /// `app.resume` (the session is a capacitor one: the core checked). Every refusal is
+    /// `invalid-params` and changes nothing.
+    mutating func capacitorRequest(_ method: CapacitorMethod, _ client: ClientID, id: Int64, _ p: Params, _ s: inout Session) throws(ProtocolError) {
+        guard var st = s.profile as? CapacitorState else { return }
+        func checked<T>(_ body: () throws(CapacitorConfigurationError) -> T) throws(ProtocolError) -> T {
+            do { return try body() } catch { throw ProtocolError(.invalidParams, error.message) }
+        }
+        switch method {
+        case .mock:
+            let mock = try checked { () throws(CapacitorConfigurationError) in try CapacitorMock.parse(p.object) }
+            guard st.store.mocks.add(mock) else {
+                throw ProtocolError(.limitExceeded, "session \(s.id) has \(CapacitorMocks.maxQueued) mocks waiting: at most \(CapacitorMocks.maxQueued)")
+            }
+            s.profile = st
+            let queued = st.store.mocks.queue.count
+            sendResult(client, id: id) { w in w.key("queued"); w.int(Int64(queued)) }
+        case .reply:
+            let (callbackId, outcome) = try checked { () throws(CapacitorConfigurationError) in try CapacitorControl.reply(p.object) }
+            guard let result = st.store.reply(callbackId: callbackId, outcome) else {
+                throw ProtocolError(.invalidParams, "session \(s.id) holds no call \"\(callbackId)\" (a capacitor.mock with hold: true holds one)")
+            }
+            s.profile = st
+            sendResult(client, id: id) { _ in }
+            capacitorDeliver(&s, [.result(result)])
+            emitCapacitorResult(&s, result, mocked: true)
+        case .emit:
+            let (plugin, event, data) = try checked { () throws(CapacitorConfigurationError) in try CapacitorControl.emit(p.object) }
+            guard let events = st.store.emit(plugin: plugin, event: event, data: data) else {
+                throw ProtocolError(.invalidParams, "session \(s.id) has no plugin \"\(plugin)\"")
+            }
+            s.profile = st
+            let listeners = events.filter { if case .result = $0 { true } else { false } }.count
+            sendResult(client, id: id) { w in w.key("listeners"); w.int(Int64(listeners)) }
+            capacitorDeliver(&s, events)
+        case .openUrl:
+            let url = try p.string("url")
+            guard !url.isEmpty, (try? RouteURL.parse(url))?.scheme != nil else {
+                throw ProtocolError(.invalidParams, "\"url\" must be an absolute URL (a deep link such as myapp://item/7)")
+            }
+            let events = st.store.openUrl(url)
+            s.profile = st
+            let delivered = !events.isEmpty
+            sendResult(client, id: id) { w in w.key("delivered"); w.bool(delivered) }
+            capacitorDeliver(&s, events)
+        case .pause, .resume:
+            let events = method == .pause ? st.store.pause() : st.store.resume()
+            s.profile = st
+            let active = st.store.isActive
+            sendResult(client, id: id) { w in w.key("active"); w.bool(active) }
+            capacitorDeliver(&s, events)
+        }
+    }
+
+    // MARK: Navigation
+
+    /// A top-level navigation: in the in-app browser it goes ahead; in the app's web view it
+    /// stays when the app's origin or `allowNavigation` allows it (loaded into the same web
+    /// view), else it opens outside the app (`external.open`) and the web view stays.
+    mutating func capacitorNavigate(_ client: ClientID?, _ s: inout Session, url: String, from webview: ItemID?, reply: ProfileNavigateReply) {
+        guard let st = s.profile as? CapacitorState else { return }
+        let target = webview ?? st.app
+        if target == st.browser || st.profile.options.navigationStays(url, appOrigin: st.profile.appOrigin) {
+            effects.append(.host(.loadURL(session: s.id, webview: target, url: url)))
+        } else {
+            emit(&s, "external.open") { w in
+                w.key("webview"); w.string(target.description)
+                w.key("url"); w.string(url)
+            }
+        }
+        guard let client else { return }
+        switch reply {
+        case .none: break
+        case .handledBy(let id): sendResult(client, id: id) { w in w.key("handledBy"); w.string(CapacitorProfile.name) }
+        case .stack(let id):
+            let stack = stackJSON(&s)
+            sendResult(client, id: id) { w in w.key("stack"); w.raw(stack) }
+        }
+    }
+
+    /// `navigation.back`: closes a presented in-app browser; refused on iOS; on Android the
+    /// hardware back, which needs the web view's history (asked of the host, answered by
+    /// `historyRead`) when the app may hear it or the web view may go back.
+    mutating func capacitorBack(_ s: inout Session, client: ClientID?, id: Int64?) {
+        guard var st = s.profile as? CapacitorState else { return }
+        let o = st.store
+        let needsHistory = o.browserURL == nil && o.options.platform == .android && o.options.plugin("App") != nil
+            && o.backButtonHandlerEnabled && s.browser != nil
+        guard needsHistory else { return capacitorBackDecided(&s, canGoBack: false, client: client, id: id) }
+        st.backs.append(CapacitorState.WaitingBack(client: client, id: id))
+        s.profile = st
+        if st.backs.count == 1 { effects.append(.host(.readHistory(session: s.id, webview: st.app))) }
+    }
+
+    mutating func capacitorBackDecided(_ s: inout Session, canGoBack: Bool, client: ClientID?, id: Int64?) {
+        guard var st = s.profile as? CapacitorState else { return }
+        let decision = st.store.back(canGoBack: canGoBack)
+        s.profile = st
+        var action: String
+        var events: [CapacitorPageEvent] = []
+        switch decision {
+        case .refused(let message):
+            if let client, let id { sendError(client, id: id, ProtocolError(.notAllowed, message)) }
+            return
+        case .closeBrowser: action = "closeBrowser"
+        case .notify(let e): action = "backButton"; events = e
+        case .goBack:
+            action = "goBack"
+            effects.append(.host(.goBackInHistory(session: s.id, webview: st.app)))
+        case .nothing: action = "none"
+        case .leaveApp:
+            action = "background"
+            events = st.store.pause()
+            s.profile = st
+        }
+        if let client, let id {
+            let stack = stackJSON(&s)
+            sendResult(client, id: id) { w in
+                w.key("action"); w.string(action)
+                w.key("removed"); w.write(.array([]))
+                w.key("stack"); w.raw(stack)
+            }
+        }
+        if decision == .closeBrowser { closeInAppBrowser(&s) }
+        capacitorDeliver(&s, events)
+    }
+
+    /// What the host answered for the profile (`historyRead`).
+    mutating func capacitorHostResult(_ result: HostResult, _ s: inout Session) {
+        guard case .historyRead(_, let webview, let canGoBack) = result, var st = s.profile as? CapacitorState,
+              webview == st.app, !st.backs.isEmpty else { return }
+        let waiting = st.backs
+        st.backs.removeAll()
+        s.profile = st
+        for back in waiting { capacitorBackDecided(&s, canGoBack: canGoBack, client: back.client, id: back.id) }
+    }
+
+    // MARK: The in-app browser
+
+    /// `Browser.open {url}`: not yet a tab of its own; the store knows it is presented.
+    mutating func openInAppBrowser(_ s: inout Session, url: String) {}
+
+    /// `Browser.close()` or a back: `browserFinished` to the app.
+    mutating func closeInAppBrowser(_ s: inout Session) {
+        guard var st = s.profile as? CapacitorState else { return }
+        let events = st.store.browserClosed()
+        s.profile = st
+        capacitorDeliver(&s, events)
+    }
+}

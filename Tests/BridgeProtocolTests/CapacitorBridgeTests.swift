@@ -1,0 +1,293 @@
+import Testing
+@testable import BridgeProtocol
+
+/// capacitor browser sessions at the pure level (docs/CAPACITOR.md): the page's calls in, the
+/// controller's events and the page's results out, the controller's methods, native navigation.
+@Suite struct CapacitorBridgeTests {
+    static let plugins: JSONValue = ["App", "Preferences", "Device", "Network", "Browser"]
+
+    /// A capacitor session whose W1 tab opened and whose page connected (and said capacitor.ready).
+    static func session(_ h: inout BridgeHarness, platform: String = "android", extra: JSONObject = [:]) -> (ClientID, String, PageHandle) {
+        let ctl = h.controller()
+        _ = h.take(ctl)
+        var capacitor: JSONObject = ["appId": "com.example.demo", "appName": "Demo", "version": "1.2.3", "build": "7",
+                                     "plugins": plugins, "launchUrl": "myapp://item/7"]
+        for (k, v) in extra { capacitor[k] = v }
+        h.request(ctl, "session.create", [
+            "url": "http://app.test/", "browser": true, "profile": "capacitor", "platform": .string(platform),
+            "capacitor": .object(capacitor),
+        ])
+        guard case .openTab(let sid, _, _, let token, _, true)? = h.hostCalls.last else {
+            Issue.record("no openTab in \(h.hostCalls)")
+            return (ctl, "", PageHandle(client: ctl, session: "", webview: "", token: "", pageUrl: ""))
+        }
+        h.host(.tabOpened(session: sid, webview: .webview(1), targetId: "T1", browserContextId: "C1"))
+        let reply = h.take(ctl).first
+        #expect(reply?["result"]?["profile"] == "capacitor")
+        let page = h.claimed(sid, "W1", token, url: "http://app.test/")
+        h.event(page.client, "capacitor.ready", ["platform": .string(platform), "url": "http://app.test/"])
+        _ = h.take(ctl)
+        _ = h.take(page.client)
+        return (ctl, sid, page)
+    }
+
+    static func call(_ h: inout BridgeHarness, _ page: PageHandle, _ id: String?, _ plugin: String, _ method: String,
+                     _ options: JSONObject = [:], save: Bool = false, unavailable: Bool = false) {
+        var p: JSONObject = ["callbackId": id.map(JSONValue.string) ?? .null, "plugin": .string(plugin), "method": .string(method),
+                             "options": .object(options), "save": .bool(save)]
+        if unavailable { p["unavailable"] = true }
+        h.event(page.client, "capacitor.call", .object(p))
+    }
+
+    /// The page's `capacitor.result` params, in order, taken.
+    static func results(_ h: inout BridgeHarness, _ page: PageHandle) -> [JSONValue] {
+        h.take(page.client).filter { $0["event"] == "capacitor.result" }.map { $0["params"] ?? .null }
+    }
+
+    /// Everything the page was sent, as `name` or `name:eventName` (triggers), taken.
+    static func pageEvents(_ h: inout BridgeHarness, _ page: PageHandle) -> [String] {
+        h.take(page.client).map { f in
+            let name = f["event"]?.stringValue ?? "?"
+            if name == "capacitor.trigger" { return "trigger:\(f["params"]?["eventName"]?.stringValue ?? "")" }
+            return "\(name):\(f["params"]?["callbackId"]?.stringValue ?? "")"
+        }
+    }
+
+    @Test func sessionCreateTakesTheProfilesParamsAndRefusesBadOnes() {
+        var h = BridgeHarness()
+        let (_, sid, _) = Self.session(&h)
+        let info = h.sessionGet(sid)["result"]
+        #expect(info?["profile"] == "capacitor")
+        #expect(info?["platform"] == "android")
+        #expect(info?["plugins"] == Self.plugins)
+
+        let ctl = h.controller()
+        let before = h.bridge.sessionCount
+        for (params, param) in [
+            (["url": "http://a/", "browser": true, "profile": "capacitor", "platform": "windows"] as JSONValue, "platform"),
+            (["url": "http://a/", "browser": true, "profile": "capacitor", "capacitor": "x"], "capacitor"),
+            (["url": "http://a/", "browser": true, "profile": "capacitor", "capacitor": ["plugins": ["NoSuchPlugin"]]], "NoSuchPlugin"),
+            (["url": "http://a/", "browser": true, "capacitor": ["appId": "x"]], "profile"),
+            (["url": "http://a/", "profile": "capacitor"], "browser"),
+        ] {
+            let r = h.request(ctl, "session.create", params)
+            #expect(r["error"]?["code"] == "invalid-params", "\(params): \(r)")
+            #expect(r["error"]?["message"]?.stringValue?.contains(param) == true, "\(r)")
+        }
+        #expect(h.bridge.sessionCount == before)
+        // A capacitor method on a plain session names the profile it needs.
+        let plain = h.request(ctl, "session.create", ["url": "http://a/"])["result"]?["session"] ?? .null
+        let r = h.request(ctl, "capacitor.emit", ["session": plain, "plugin": "App", "event": "pause"])
+        #expect(r["error"]?["code"] == "invalid-params")
+        #expect(r["error"]?["message"]?.stringValue?.contains("capacitor") == true)
+    }
+
+    @Test func aCallIsAnEventAndTheDevicesAnswerGoesToThePage() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.call(&h, page, "1", "App", "getInfo")
+        let call = h.eventParams(ctl, "capacitor.call").last
+        #expect(call == ["session": .string(sid), "webview": "W1", "callbackId": "1", "plugin": "App", "method": "getInfo", "options": [:]])
+        let result = Self.results(&h, page)
+        #expect(result.count == 1)
+        #expect(result.first?["success"] == true)
+        #expect(result.first?["data"] == ["name": "Demo", "id": "com.example.demo", "build": "7", "version": "1.2.3"])
+        let seen = h.eventParams(ctl, "capacitor.result").last
+        #expect(seen?["session"] == .string(sid) && seen?["callbackId"] == "1" && seen?["plugin"] == "App" && seen?["success"] == true)
+        #expect(seen?["mocked"] == nil)
+
+        // A preference survives a new document (capacitor.ready again).
+        Self.call(&h, page, "2", "Preferences", "set", ["key": "count", "value": "1"])
+        h.event(page.client, "capacitor.ready", ["platform": "android", "url": "http://app.test/"])
+        _ = h.take(page.client)
+        Self.call(&h, page, "3", "Preferences", "get", ["key": "count"])
+        #expect(Self.results(&h, page).first?["data"] == ["value": "1"])
+        // The launch URL of a cold start.
+        Self.call(&h, page, "4", "App", "getLaunchUrl")
+        #expect(Self.results(&h, page).first?["data"] == ["url": "myapp://item/7"])
+    }
+
+    @Test func mocksAnswerInOrderTheirNumberOfTimes() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        #expect(h.request(ctl, "capacitor.mock", ["session": s, "plugin": "Device", "method": "getInfo", "result": ["model": "A"], "times": 2])["result"]?["queued"] == 1)
+        #expect(h.request(ctl, "capacitor.mock", ["session": s, "plugin": "Device", "method": "getInfo", "error": ["message": "no", "code": "E1"]])["result"]?["queued"] == 2)
+        for id in ["1", "2", "3", "4"] { Self.call(&h, page, id, "Device", "getInfo") }
+        let r = Self.results(&h, page)
+        #expect(r.map { $0["data"]?["model"] } == [.string("A"), .string("A"), nil, r.last?["data"]?["model"]])
+        #expect(r[2]["success"] == false && r[2]["error"]?["message"] == "no" && r[2]["error"]?["code"] == "E1")
+        #expect(r[3]["success"] == true && r[3]["data"]?["model"] != "A")
+        #expect(h.eventParams(ctl, "capacitor.result").map { $0["mocked"] } == [true, true, true, nil])
+        // Bad mocks change nothing.
+        for bad in [["session": s, "plugin": "Device"] as JSONValue, ["session": s, "plugin": "Device", "method": "getInfo", "result": 1, "hold": true],
+                    ["session": s, "plugin": "Device", "method": "getInfo", "result": 1, "times": 0]] {
+            #expect(h.request(ctl, "capacitor.mock", bad)["error"]?["code"] == "invalid-params")
+        }
+        Self.call(&h, page, "5", "Device", "getInfo")
+        #expect(h.eventParams(ctl, "capacitor.result").last?["mocked"] == nil)
+    }
+
+    @Test func aHeldCallWaitsForTheControllersReply() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        _ = h.request(ctl, "capacitor.mock", ["session": s, "plugin": "Device", "method": "getId", "hold": true])
+        Self.call(&h, page, "9", "Device", "getId")
+        #expect(Self.results(&h, page).isEmpty)
+        #expect(h.eventParams(ctl, "capacitor.result").isEmpty)
+        #expect(h.request(ctl, "capacitor.reply", ["session": s, "callbackId": "8", "data": [:]])["error"]?["code"] == "invalid-params")
+        let reply = h.request(ctl, "capacitor.reply", ["session": s, "callbackId": "9", "data": ["identifier": "abc"]])
+        #expect(reply["result"] == .object([:]))
+        #expect(Self.results(&h, page).map { $0["data"] } == [["identifier": "abc"]])
+        #expect(h.eventParams(ctl, "capacitor.result").last?["callbackId"] == "9")
+        // Answered once.
+        #expect(h.request(ctl, "capacitor.reply", ["session": s, "callbackId": "9", "data": [:]])["error"]?["code"] == "invalid-params")
+    }
+
+    @Test func emitReachesTheListenersAndAnUnknownPluginIsRefused() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        Self.call(&h, page, "11", "Network", "addListener", ["eventName": "networkStatusChange"], save: true)
+        #expect(Self.results(&h, page).isEmpty)
+        let status: JSONValue = ["connected": false, "connectionType": "none"]
+        let r = h.request(ctl, "capacitor.emit", ["session": s, "plugin": "Network", "event": "networkStatusChange", "data": status])
+        #expect(r["result"]?["listeners"] == 1)
+        let got = Self.results(&h, page)
+        #expect(got.count == 1 && got[0]["callbackId"] == "11" && got[0]["data"] == status && got[0]["save"] == true)
+        // What getStatus answers from then on.
+        Self.call(&h, page, "12", "Network", "getStatus")
+        #expect(Self.results(&h, page).first?["data"] == status)
+        #expect(h.request(ctl, "capacitor.emit", ["session": s, "plugin": "Camera", "event": "x"])["error"]?["code"] == "invalid-params")
+        #expect(h.take(page.client).isEmpty)
+    }
+
+    @Test func aPluginTheSessionLacksIsUnavailable() {
+        var h = BridgeHarness()
+        let (ctl, _, page) = Self.session(&h)
+        Self.call(&h, page, nil, "Geolocation", "getCurrentPosition", unavailable: true)
+        #expect(h.eventParams(ctl, "capacitor.call").last?["unavailable"] == true)
+        #expect(Self.results(&h, page).isEmpty)
+        // A call that reached native anyway is rejected as not implemented.
+        Self.call(&h, page, "5", "Geolocation", "getCurrentPosition")
+        #expect(h.eventParams(ctl, "capacitor.call").last?["unavailable"] == true)
+        let r = Self.results(&h, page).first
+        #expect(r?["success"] == false && r?["error"]?["code"] == "UNIMPLEMENTED")
+        #expect(r?["error"]?["message"]?.stringValue?.contains("not implemented") == true)
+    }
+
+    @Test func backOnAndroidGoesToTheListenerOrTheHistory() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        // No listener: the web view's history decides (asked of the host first).
+        h.hostCalls.removeAll()
+        #expect(h.request(ctl, "navigation.back", ["session": s]) == .null)
+        #expect(h.hostCalls == [.readHistory(session: sid, webview: .webview(1))])
+        h.host(.historyRead(session: sid, webview: .webview(1), canGoBack: true))
+        #expect(h.take(ctl).first { $0["result"] != nil }?["result"]?["action"] == "goBack")
+        #expect(h.hostCalls.last == .goBackInHistory(session: sid, webview: .webview(1)))
+        h.hostCalls.removeAll()
+        _ = h.request(ctl, "navigation.back", ["session": s])
+        h.host(.historyRead(session: sid, webview: .webview(1), canGoBack: false))
+        #expect(h.take(ctl).first { $0["result"] != nil }?["result"]?["action"] == "none")
+        #expect(h.hostCalls == [.readHistory(session: sid, webview: .webview(1))])
+
+        // A backButton listener hears it, with canGoBack; the document's backbutton too.
+        Self.call(&h, page, "20", "App", "addListener", ["eventName": "backButton"], save: true)
+        _ = h.request(ctl, "navigation.back", ["session": s])
+        h.host(.historyRead(session: sid, webview: .webview(1), canGoBack: true))
+        #expect(h.take(ctl).first { $0["result"] != nil }?["result"]?["action"] == "backButton")
+        let frames = h.take(page.client)
+        #expect(frames.map { $0["event"] } == ["capacitor.result", "capacitor.trigger"])
+        #expect(frames[0]["params"]?["callbackId"] == "20" && frames[0]["params"]?["data"] == ["canGoBack": true])
+        #expect(frames[1]["params"]?["eventName"] == "backbutton")
+        #expect(!h.hostCalls.contains(.goBackInHistory(session: sid, webview: .webview(1))))
+    }
+
+    @Test func iOSHasNoBackButton() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h, platform: "ios")
+        Self.call(&h, page, "20", "App", "addListener", ["eventName": "backButton"], save: true)
+        h.hostCalls.removeAll()
+        let r = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(r["error"]?["code"] == "not-allowed")
+        #expect(r["error"]?["message"]?.stringValue?.contains("back button") == true)
+        #expect(h.hostCalls.isEmpty && h.take(page.client).isEmpty)
+    }
+
+    @Test func aDeepLinkReachesAppUrlOpenAndIsKeptForTheFirstListener() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        #expect(h.request(ctl, "navigation.openUrl", ["session": s, "url": "myapp://item/8"])["result"]?["delivered"] == false)
+        // The cold start's launchUrl was kept too, before it.
+        Self.call(&h, page, "30", "App", "addListener", ["eventName": "appUrlOpen"], save: true)
+        #expect(Self.results(&h, page).map { $0["data"] } == [["url": "myapp://item/7"], ["url": "myapp://item/8"]])
+        #expect(h.request(ctl, "navigation.openUrl", ["session": s, "url": "myapp://item/9"])["result"]?["delivered"] == true)
+        #expect(Self.results(&h, page).map { $0["data"] } == [["url": "myapp://item/9"]])
+        #expect(h.request(ctl, "navigation.openUrl", ["session": s, "url": "not a url"])["error"]?["code"] == "invalid-params")
+        #expect(h.request(ctl, "navigation.openUrl", ["session": s])["error"]?["code"] == "invalid-params")
+    }
+
+    @Test func pauseAndResumeInTheirPlatformsOrder() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        Self.call(&h, page, "40", "App", "addListener", ["eventName": "appStateChange"], save: true)
+        Self.call(&h, page, "41", "App", "addListener", ["eventName": "pause"], save: true)
+        Self.call(&h, page, "42", "App", "addListener", ["eventName": "resume"], save: true)
+        _ = h.take(page.client)
+        #expect(h.request(ctl, "app.pause", ["session": s])["result"]?["active"] == false)
+        #expect(Self.pageEvents(&h, page) == ["capacitor.result:41", "trigger:pause", "capacitor.result:40"])
+        #expect(h.request(ctl, "app.pause", ["session": s])["result"]?["active"] == false)
+        #expect(h.take(page.client).isEmpty)
+        #expect(h.request(ctl, "app.resume", ["session": s])["result"]?["active"] == true)
+        #expect(Self.pageEvents(&h, page) == ["capacitor.result:40", "capacitor.result:42", "trigger:resume"])
+        #expect(h.sessionGet(sid)["result"]?["active"] == true)
+    }
+
+    @Test func theInAppBrowserClosesWithBrowserFinished() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.call(&h, page, "50", "Browser", "addListener", ["eventName": "browserFinished"], save: true)
+        Self.call(&h, page, "51", "Browser", "open", ["url": "https://example.com/"])
+        #expect(Self.results(&h, page).map { $0["callbackId"] } == ["51"])
+        // The back closes it (no history needed).
+        h.hostCalls.removeAll()
+        let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(back["result"]?["action"] == "closeBrowser")
+        #expect(!h.hostCalls.contains(.readHistory(session: sid, webview: .webview(1))))
+        #expect(Self.results(&h, page).map { $0["callbackId"] } == ["50"])
+        // Browser.close closes it too.
+        Self.call(&h, page, "52", "Browser", "open", ["url": "https://example.com/"])
+        Self.call(&h, page, "53", "Browser", "close")
+        #expect(Self.results(&h, page).map { $0["callbackId"] } == ["52", "53", "50"])
+    }
+
+    @Test func exitAppEndsTheSession() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        Self.call(&h, page, "60", "App", "exitApp")
+        #expect(h.eventParams(ctl, "session.closed").last?["reason"] == "exit-app")
+        #expect(!h.bridge.sessionIDs.contains(sid))
+        #expect(h.hostCalls.last == .closeSession(session: sid))
+    }
+
+    @Test func aNavigationOffTheAppOpensOutside() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.session(&h, extra: ["allowNavigation": ["*.allowed.test"]])
+        h.hostCalls.removeAll()
+        for (url, stays) in [("http://app.test/next", true), ("https://a.allowed.test/", true), ("https://elsewhere.test/", false)] {
+            let r = h.request(ctl, "navigation.navigateToUrl", ["session": .string(sid), "url": .string(url)])
+            #expect(r["result"]?["stack"] != nil)
+            if stays {
+                #expect(h.hostCalls.last == .loadURL(session: sid, webview: .webview(1), url: url))
+            } else {
+                #expect(h.eventParams(ctl, "external.open").last?["url"] == .string(url))
+            }
+        }
+        #expect(h.stackIDs(sid) == "W1")
+    }
+}
