@@ -105,6 +105,9 @@ import Testing
         return (page, controller, headings)
     }
 
+    /// The controller methods the registered profiles have by name.
+    static let profileMethods: [String] = ProfileRegistry.standard.kinds.flatMap { $0.namedMethods }
+
     /// What `Self.protocolDoc` misses: the names of methods a role takes that its tables do not list.
     static func undocumented(_ markdown: String) -> [String] {
         let doc = documentedMethods(markdown)
@@ -117,6 +120,8 @@ import Testing
             if PageMethod(m) != nil, !doc.page.contains(m.name) { missing.append("\(m.name) (page)") }
             if ControllerMethod(m) != nil, !doc.controller.contains(m.name) { missing.append("\(m.name) (controller)") }
         }
+        // The registered profiles' own controller methods (`ProfileBehavior.namedMethods`).
+        for name in Self.profileMethods where !doc.controller.contains(name) { missing.append("\(name) (controller)") }
         return missing
     }
 
@@ -127,7 +132,7 @@ import Testing
         #expect(!text.isEmpty, "docs/PROTOCOL.md not found")
         #expect(Self.undocumented(text) == [])
         let doc = Self.documentedMethods(text)
-        let known = Set(BridgeMethod.names)
+        let known = Set(BridgeMethod.names).union(Self.profileMethods)
         let unknown = doc.page.union(doc.controller).subtracting(known)
         // The page's events in its table are not requests; every other listed name is a method.
         #expect(unknown.subtracting(PageEventName.names).isEmpty, "\(unknown.sorted())")
@@ -142,6 +147,7 @@ import Testing
             ("| `pwa-rendered {}` |", "pwa-rendered (page)"),
             ("| `bridge.reply` |", "bridge.reply (controller)"),
             ("| `deeplink.open` |", "deeplink.open (page)"),
+            ("| `capacitor.mock` |", "capacitor.mock (controller)"),
         ]
         for (prefix, missing) in rows {
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
