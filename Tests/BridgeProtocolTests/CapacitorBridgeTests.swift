@@ -248,22 +248,45 @@ import Testing
         #expect(h.sessionGet(sid)["result"]?["active"] == true)
     }
 
-    @Test func theInAppBrowserClosesWithBrowserFinished() {
+    @Test func theInAppBrowserIsAnItemWithItsOwnTab() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h)
         Self.call(&h, page, "50", "Browser", "addListener", ["eventName": "browserFinished"], save: true)
+        Self.call(&h, page, "49", "Browser", "addListener", ["eventName": "browserPageLoaded"], save: true)
+        h.hostCalls.removeAll()
         Self.call(&h, page, "51", "Browser", "open", ["url": "https://example.com/"])
         #expect(Self.results(&h, page).map { $0["callbackId"] } == ["51"])
-        // The back closes it (no history needed).
+        // A new item with its own tab, which gets no Capacitor.
+        guard case .openTab(sid, .webview(2), "https://example.com/", let token, nil, false)? = h.hostCalls.first(where: {
+            if case .openTab = $0 { true } else { false } }) else {
+            Issue.record("no tab for the in-app browser: \(h.hostCalls)")
+            return
+        }
+        #expect(h.stackIDs(sid) == "W1 W2")
+        #expect(!h.bridge.injectsProfileScript(session: sid, webview: .webview(2)))
+        #expect(h.bridge.injectsProfileScript(session: sid, webview: .webview(1)))
+        h.host(.tabOpened(session: sid, webview: .webview(2), targetId: "T2", browserContextId: "C1"))
+        let inApp = h.claimed(sid, "W2", token, url: "https://example.com/")
+        #expect(Self.results(&h, page).map { $0["callbackId"] } == ["49"])
+        // Its own navigations go ahead in it, wherever they lead.
+        h.hostCalls.removeAll()
+        h.event(inApp.client, "navigate", ["url": "https://elsewhere.test/"])
+        #expect(h.hostCalls == [.loadURL(session: sid, webview: .webview(2), url: "https://elsewhere.test/")])
+        // The back closes it (no history needed): the item goes, browserFinished.
         h.hostCalls.removeAll()
         let back = h.request(ctl, "navigation.back", ["session": .string(sid)])
         #expect(back["result"]?["action"] == "closeBrowser")
+        #expect(back["result"]?["removed"] == ["W2"])
+        #expect(BridgeHarness.ids(back["result"]?["stack"]) == "W1")
+        #expect(h.hostCalls.contains(.closeTab(session: sid, webview: .webview(2))))
         #expect(!h.hostCalls.contains(.readHistory(session: sid, webview: .webview(1))))
         #expect(Self.results(&h, page).map { $0["callbackId"] } == ["50"])
         // Browser.close closes it too.
         Self.call(&h, page, "52", "Browser", "open", ["url": "https://example.com/"])
+        #expect(h.stackIDs(sid) == "W1 W3")
         Self.call(&h, page, "53", "Browser", "close")
         #expect(Self.results(&h, page).map { $0["callbackId"] } == ["52", "53", "50"])
+        #expect(h.stackIDs(sid) == "W1")
     }
 
     @Test func exitAppEndsTheSession() {

@@ -160,10 +160,18 @@ def test_the_in_app_browser_and_exit(daemon, app_url, platform):
     async def go():
         c = await controller(daemon.ws_url)
         s = await start(c, app_url, "index.html", platform)
+        # Browser.open: a new item with its own tab, which has no Capacitor; browserPageLoaded.
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#open-browser"})
-        await wait_in_page(c, s, logged("Browser.open.resolved"))
+        await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W2")
+        await wait_in_page(c, s, logged("Browser.open.resolved") + " && " + logged("Browser.browserPageLoaded null"))
+        got = await c.request("session.get", {"session": s})
+        assert [item["id"] for item in got["stack"]] == ["W1", "W2"]
+        assert got["stack"][1]["url"] == app_url + "/browser-page.html"
+        assert await evaluate(c, s, "W2", "[document.title, typeof window.Capacitor]") == ["In-app browser page", "undefined"]
+        # The back closes it: the item goes, browserFinished.
         back = await c.request("navigation.back", {"session": s})
-        assert back["action"] == "closeBrowser"
+        assert back["action"] == "closeBrowser" and back["removed"] == ["W2"]
+        assert [item["id"] for item in back["stack"]] == ["W1"]
         await wait_in_page(c, s, logged("Browser.browserFinished null"))
         # App.exitApp ends the session on Android; iOS has none (not implemented).
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#exit"})

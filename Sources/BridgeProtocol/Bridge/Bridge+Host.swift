@@ -57,6 +57,13 @@ extension Bridge {
         return SessionProfile(s.profile?.configuration)
     }
 
+    /// Whether the tab of `webview` gets the profile's page script (`ProfileState.injectsPageScript`;
+    /// every tab of a session whose profile has one, unless the profile says otherwise).
+    public func injectsProfileScript(session sid: String, webview: ItemID) -> Bool {
+        guard let profile = sessions[sid]?.profile else { return true }
+        return profile.injectsPageScript(into: webview)
+    }
+
     /// The connection speaking for `webview` of `session`, if one does.
     public func pageClient(session sid: String, webview: ItemID) -> ClientID? {
         sessions[sid]?.pages[webview]

@@ -236,6 +236,9 @@ protocol ProfileState: ProfileValue {
     func canGoBack(_ s: Session) -> Bool?
     /// Whether `webview` is one of the profile's web views beyond the engine's stack.
     func hasWebView(_ webview: ItemID) -> Bool
+    /// Whether the tab of `webview` gets the profile's page script (`false`: a web view that
+    /// is not the app's, as an in-app browser's).
+    func injectsPageScript(into webview: ItemID) -> Bool
     /// What `session.get` adds after `"profile": name`.
     func sessionInfo(_ s: Session) -> [(String, JSONValue)]
 

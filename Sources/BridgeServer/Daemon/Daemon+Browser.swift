@@ -53,10 +53,10 @@ final class BrowserSide {
                                                 classicBridge: InjectedClient.classicBridge(configuration.bridgeJS))
     }
 
-    func script(session: String, webview: ItemID, token: String, profile: SessionProfile = .plain) -> String {
+    func script(session: String, webview: ItemID, token: String, profile: SessionProfile = .plain, pageScript: Bool = true) -> String {
         let client = injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token,
                                      astro: profile.astroShim)
-        guard let page = profile.pageScript else { return client }
+        guard pageScript, let page = profile.pageScript else { return client }
         return client + "\n" + InjectedClient.profileScript(template: configuration.profileScripts[page.asset] ?? "", page)
     }
 }
@@ -159,7 +159,8 @@ extension Daemon {
             // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
             b.lanes.opening(session: session)
             let profile = bridge.sessionProfile(session) ?? .plain
-            let script = b.script(session: session, webview: webview, token: token, profile: profile)
+            let script = b.script(session: session, webview: webview, token: token, profile: profile,
+                                  pageScript: bridge.injectsProfileScript(session: session, webview: webview))
             let tabUserAgent = profile.userAgent
             let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
             let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")

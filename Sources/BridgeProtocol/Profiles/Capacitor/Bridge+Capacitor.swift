@@ -35,7 +35,7 @@ extension Bridge {
             }
             capacitorDeliver(&s, outcome.pageEvents(for: call))
             if let result = outcome.result(for: call) { emitCapacitorResult(&s, result, mocked: outcome.mocked) }
-            for effect in outcome.effects { capacitorEffect(effect, &s, from: webview) }
+            for effect in outcome.effects { capacitorEffect(effect, &s, from: webview, now: now) }
         default:
             return false
         }
@@ -65,7 +65,7 @@ extension Bridge {
     }
 
     /// What an answer asks of the app's native side.
-    mutating func capacitorEffect(_ effect: CapacitorEffect, _ s: inout Session, from webview: ItemID) {
+    mutating func capacitorEffect(_ effect: CapacitorEffect, _ s: inout Session, from webview: ItemID, now: Int64) {
         guard var st = s.profile as? CapacitorState else { return }
         switch effect {
         case .exitApp:
@@ -76,9 +76,9 @@ extension Bridge {
             s.profile = st
             capacitorDeliver(&s, events)
         case .openBrowser(let url):
-            openInAppBrowser(&s, url: url)
+            openInAppBrowser(&s, url: url, now: now)
         case .closeBrowser:
-            closeInAppBrowser(&s)
+            closeInAppBrowser(&s, now: now)
         case .openExternal(let url):
             emit(&s, "external.open") { w in
                 w.key("webview"); w.string(webview.description)
@@ -172,69 +172,104 @@ extension Bridge {
     /// `navigation.back`: closes a presented in-app browser; refused on iOS; on Android the
     /// hardware back, which needs the web view's history (asked of the host, answered by
     /// `historyRead`) when the app may hear it or the web view may go back.
-    mutating func capacitorBack(_ s: inout Session, client: ClientID?, id: Int64?) {
+    mutating func capacitorBack(_ s: inout Session, client: ClientID?, id: Int64?, now: Int64) {
         guard var st = s.profile as? CapacitorState else { return }
         let o = st.store
         let needsHistory = o.browserURL == nil && o.options.platform == .android && o.options.plugin("App") != nil
             && o.backButtonHandlerEnabled && s.browser != nil
-        guard needsHistory else { return capacitorBackDecided(&s, canGoBack: false, client: client, id: id) }
+        guard needsHistory else { return capacitorBackDecided(&s, canGoBack: false, client: client, id: id, now: now) }
         st.backs.append(CapacitorState.WaitingBack(client: client, id: id))
         s.profile = st
         if st.backs.count == 1 { effects.append(.host(.readHistory(session: s.id, webview: st.app))) }
     }
 
-    mutating func capacitorBackDecided(_ s: inout Session, canGoBack: Bool, client: ClientID?, id: Int64?) {
+    mutating func capacitorBackDecided(_ s: inout Session, canGoBack: Bool, client: ClientID?, id: Int64?, now: Int64) {
         guard var st = s.profile as? CapacitorState else { return }
+        let mark = effects.count
+        let before = s.engine.stack.map(\.id)
         let decision = st.store.back(canGoBack: canGoBack)
         s.profile = st
-        var action: String
-        var events: [CapacitorPageEvent] = []
+        let action: String
         switch decision {
         case .refused(let message):
             if let client, let id { sendError(client, id: id, ProtocolError(.notAllowed, message)) }
             return
-        case .closeBrowser: action = "closeBrowser"
-        case .notify(let e): action = "backButton"; events = e
+        case .closeBrowser:
+            action = "closeBrowser"
+            closeInAppBrowser(&s, now: now)
+        case .notify(let events):
+            action = "backButton"
+            capacitorDeliver(&s, events)
         case .goBack:
             action = "goBack"
             effects.append(.host(.goBackInHistory(session: s.id, webview: st.app)))
-        case .nothing: action = "none"
+        case .nothing:
+            action = "none"
         case .leaveApp:
             action = "background"
-            events = st.store.pause()
+            let events = st.store.pause()
             s.profile = st
+            capacitorDeliver(&s, events)
         }
-        if let client, let id {
-            let stack = stackJSON(&s)
-            sendResult(client, id: id) { w in
+        // The reply first, with the stack as it is now, then what the back caused.
+        guard let client, let id else { return }
+        let after = Set(s.engine.stack.map(\.id))
+        let removed = before.filter { !after.contains($0) }
+        let stack = stackJSON(&s)
+        let reply = replyEffect(client) { b in
+            b.sendResult(client, id: id) { w in
                 w.key("action"); w.string(action)
-                w.key("removed"); w.write(.array([]))
+                w.key("removed"); w.write(.array(removed.map { .string($0.description) }))
                 w.key("stack"); w.raw(stack)
             }
         }
-        if decision == .closeBrowser { closeInAppBrowser(&s) }
-        capacitorDeliver(&s, events)
+        effects.insert(contentsOf: reply, at: mark)
     }
 
     /// What the host answered for the profile (`historyRead`).
-    mutating func capacitorHostResult(_ result: HostResult, _ s: inout Session) {
+    mutating func capacitorHostResult(_ result: HostResult, _ s: inout Session, now: Int64) {
         guard case .historyRead(_, let webview, let canGoBack) = result, var st = s.profile as? CapacitorState,
               webview == st.app, !st.backs.isEmpty else { return }
         let waiting = st.backs
         st.backs.removeAll()
         s.profile = st
-        for back in waiting { capacitorBackDecided(&s, canGoBack: canGoBack, client: back.client, id: back.id) }
+        for back in waiting { capacitorBackDecided(&s, canGoBack: canGoBack, client: back.client, id: back.id, now: now) }
     }
 
     // MARK: The in-app browser
 
-    /// `Browser.open {url}`: not yet a tab of its own; the store knows it is presented.
-    mutating func openInAppBrowser(_ s: inout Session, url: String) {}
+    /// `Browser.open {url}`: a new item on the stack with its own tab (without Capacitor, outside
+    /// the app's navigation rules). One at a time: a second open loads the new URL in it.
+    mutating func openInAppBrowser(_ s: inout Session, url: String, now: Int64) {
+        guard let st = s.profile as? CapacitorState else { return }
+        if let shown = st.browser {
+            effects.append(.host(.loadURL(session: s.id, webview: shown, url: url)))
+            return
+        }
+        navigateToUrl(&s, url: url, requester: nil, cause: "capacitor:Browser.open", now: now) { b, s, result in
+            guard case .success(.navigateToUrl(let id, _)) = result, var st = s.profile as? CapacitorState else { return }
+            st.browser = id
+            s.profile = st
+        }
+    }
 
-    /// `Browser.close()` or a back: `browserFinished` to the app.
-    mutating func closeInAppBrowser(_ s: inout Session) {
+    /// `Browser.close()` or a back: the in-app browser's item goes, `browserFinished` to the app.
+    mutating func closeInAppBrowser(_ s: inout Session, now: Int64) {
         guard var st = s.profile as? CapacitorState else { return }
         let events = st.store.browserClosed()
+        let shown = st.browser
+        st.browser = nil
+        s.profile = st
+        if let shown, s.engine.top?.id == shown {
+            back(&s, requester: shown, replyTo: nil, cause: "capacitor:Browser.close", now: now)
+        }
+        capacitorDeliver(&s, events)
+    }
+
+    /// A page claimed `webview`: in the in-app browser, its page loaded (`browserPageLoaded`).
+    mutating func capacitorPageConnected(_ s: inout Session, webview: ItemID) {
+        guard var st = s.profile as? CapacitorState, webview == st.browser else { return }
+        let events = st.store.browserLoaded()
         s.profile = st
         capacitorDeliver(&s, events)
     }

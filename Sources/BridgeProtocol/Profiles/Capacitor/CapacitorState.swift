@@ -22,7 +22,10 @@ struct CapacitorState: ProfileState, Equatable {
     var configuration: any ProfileConfiguration { profile }
     var drawsTree: Bool { false }
     func canGoBack(_ s: Session) -> Bool? { nil }
-    func hasWebView(_ webview: ItemID) -> Bool { webview == browser }
+    /// The in-app browser's web view is on the engine's stack.
+    func hasWebView(_ webview: ItemID) -> Bool { false }
+    /// Only the app's web view has Capacitor (an in-app browser shows any site as it is).
+    func injectsPageScript(into webview: ItemID) -> Bool { webview != browser }
 
     /// The platform, the plugins and whether the app is in the foreground.
     func sessionInfo(_ s: Session) -> [(String, JSONValue)] {
@@ -31,7 +34,10 @@ struct CapacitorState: ProfileState, Equatable {
          ("active", .bool(store.isActive))]
     }
 
-    static func pageConnected<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, webview: ItemID) {}
+    /// The in-app browser's page loaded: `browserPageLoaded`.
+    static func pageConnected<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, webview: ItemID) {
+        b.capacitorPageConnected(&s, webview: webview)
+    }
 
     static func pageEvent<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, name: String, _ params: JSONObject,
                                _ s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) -> Bool {
@@ -48,7 +54,7 @@ struct CapacitorState: ProfileState, Equatable {
 
     /// The hardware back (Android), refused on iOS; closes a presented in-app browser.
     static func back<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, client: ClientID?, id: Int64?, now: Int64) -> Bool {
-        b.capacitorBack(&s, client: client, id: id)
+        b.capacitorBack(&s, client: client, id: id, now: now)
         return true
     }
 
@@ -58,7 +64,7 @@ struct CapacitorState: ProfileState, Equatable {
         guard case .goBack = action else {
             throw ProtocolError(.conflict, "a capacitor session has one web view: use navigation.openUrl or navigation.back, not \(method.name)")
         }
-        b.capacitorBack(&s, client: client, id: id)
+        b.capacitorBack(&s, client: client, id: id, now: now)
         return true
     }
 
@@ -72,7 +78,7 @@ struct CapacitorState: ProfileState, Equatable {
     }
 
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64) {
-        b.capacitorHostResult(result, &s)
+        b.capacitorHostResult(result, &s, now: now)
     }
 
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {}

@@ -19,6 +19,8 @@ extension HotwireState: ProfileState {
     /// The modal context's web view is on no engine stack while the main one is active.
     func hasWebView(_ webview: ItemID) -> Bool { context(of: webview) != nil }
 
+    func injectsPageScript(into webview: ItemID) -> Bool { true }
+
     /// The platform and both stacks (docs/HOTWIRE.md).
     func sessionInfo(_ s: Session) -> [(String, JSONValue)] {
         [("platform", .string(profile.platform.rawValue)), ("tree", s.tree?.toJSON() ?? .null)]

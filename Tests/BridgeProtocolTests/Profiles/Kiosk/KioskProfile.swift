@@ -47,6 +47,7 @@ struct KioskState: ProfileState, Equatable {
     var drawsTree: Bool { false }
     func canGoBack(_ s: Session) -> Bool? { nil }
     func hasWebView(_ webview: ItemID) -> Bool { false }
+    func injectsPageScript(into webview: ItemID) -> Bool { true }
     func sessionInfo(_ s: Session) -> [(String, JSONValue)] {
         [("home", .string(profile.home)), ("blocked", .int(Int64(blocked.count)))]
     }
