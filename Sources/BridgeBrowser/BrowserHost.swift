@@ -114,6 +114,8 @@ public actor BrowserHost {
     private var makingSpares: [String: Task<Void, Never>] = [:]
     /// session → the user agent of its last tab (its spare is dressed with it).
     private var sessionUserAgents: [String: String] = [:]
+    /// The app files each session's tabs are served (BrowserHost+WebDir.swift).
+    var webDirectories: [String: WebDirectory] = [:]
     /// Popups (`window.open`) waiting for their url: target id → the opener's tab key.
     private var popups: [String: TabKey] = [:]
     /// Tabs asked to close and not destroyed yet: CDP session id → target id. Chromium drops a
@@ -389,6 +391,7 @@ public actor BrowserHost {
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
+        webDirectories[session] = nil
         geolocations[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
@@ -563,7 +566,7 @@ public actor BrowserHost {
     private func dress(_ b: Browser, cdpSession s: String, userAgent: String, script: String?) async throws {
         let t = options.callTimeoutSeconds
         async let page = b.cdp.call("Page.enable", session: s, timeout: t)
-        async let fetch = b.cdp.call("Fetch.enable", ["patterns": [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]], session: s, timeout: t)
+        async let fetch = b.cdp.call("Fetch.enable", ["patterns": .array(fetchPatterns(session: tabsByCDPSession[s]?.session))], session: s, timeout: t)
         async let ua = b.cdp.call("Emulation.setUserAgentOverride", userAgentParams(userAgent), session: s, timeout: t)
         async let metrics = b.cdp.call("Emulation.setDeviceMetricsOverride", [
             "width": .int(Int64(options.viewportWidth)), "height": .int(Int64(options.viewportHeight)),
@@ -1070,6 +1073,8 @@ public actor BrowserHost {
             let request = event.params["request"]
             let url = request?["url"]?.stringValue ?? ""
             let method = request?["method"]?.stringValue ?? "GET"
+            // What the session's web directory serves (its subresources, its frames' documents).
+            if !webDirectories.isEmpty, await serveSubresource(event.params, tab: tab, cdp: cdp) { return }
             // Frames inside the page load as they like.
             if event.params["frameId"]?.stringValue != tab.targetId {
                 _ = try? await cdp.call("Fetch.continueRequest", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t)
@@ -1091,17 +1096,17 @@ public actor BrowserHost {
                 if let client = tab.clientReady {
                     // Not before the page's client is in place; meanwhile other events go on.
                     // (Kept until openTabNow has seen it settle: any document of the tab waits.)
-                    let s = tab.cdpSession
+                    let s = tab.cdpSession, session = tab.session
                     Task {
                         if (try? await client.value) == nil {
                             _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: s, timeout: t)
                         } else {
-                            _ = try? await cdp.call("Fetch.continueRequest", params, session: s, timeout: t)
+                            await self.continueOrServe(params, url: url, session: session, cdp: cdp, cdpSession: s)
                         }
                     }
                     return
                 }
-                _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
+                await continueOrServe(params, url: url, session: tab.session, cdp: cdp, cdpSession: tab.cdpSession)
                 return
             }
             if !tab.decidedNavigations.isEmpty {

@@ -69,8 +69,10 @@ final class ChromiumProcess: @unchecked Sendable {
             "--headless=new", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
             "--user-data-dir=\(profile)",
             // A page restored from the back-forward cache runs neither its load events nor the
-            // injected client again.
-            "--disable-features=BackForwardCache,Translate,MediaRouter,OptimizationHints",
+            // injected client again. A page whose document the host served itself (`--web-dir`:
+            // no network address) still reaches the daemon on the loopback address: no local
+            // network access checks (headless, nobody could grant them).
+            "--disable-features=BackForwardCache,Translate,MediaRouter,OptimizationHints,LocalNetworkAccessChecks,BlockInsecurePrivateNetworkRequests",
             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
             "--disable-background-networking", "--disable-sync", "--disable-component-update",
             "--disable-default-apps", "--mute-audio", "--password-store=basic", "--use-mock-keychain",

@@ -14,7 +14,7 @@ import Darwin
 extension DaemonOptions {
     /// Bootstraps logging (`--log-level`, `--log-format`) and builds the daemon from these
     /// options. A bad `--config` file stops here, before anything listens.
-    func makeDaemon() throws -> (daemon: Daemon, configuration: DaemonConfiguration, logger: Logger) {
+    func makeDaemon(_ adjust: (inout DaemonConfiguration) -> Void = { _ in }) throws -> (daemon: Daemon, configuration: DaemonConfiguration, logger: Logger) {
         let level = logLevel, format = logFormat
         LoggingSystem.bootstrap { label in BridgedLogHandler(label: label, format: format, level: level) }
         let logger = Logger(label: "bridged")
@@ -33,6 +33,7 @@ extension DaemonOptions {
         guard let bridgeJS = EmbeddedAssets.bytes(named: "bridge.js") else {
             fatalError("bridge.js is not embedded: Sources/BridgeServer/Assets/bridge.js must link to js-client/bridge.js")
         }
+        adjust(&configuration)
         let daemon = try Daemon(configuration: configuration, bridgeJS: bridgeJS, logger: logger)
         return (daemon, configuration, logger)
     }

@@ -7,7 +7,7 @@ import Foundation
 /// [--bridge-components "form menu"]`. `bridged check` has its own `--profile` (default
 /// `astro`) and the same `HotwireShellOptions`.
 struct ProfileOptions: ParsableArguments {
-    @Option(help: "The app the browser session plays: hotwire-native (a Hotwire Native shell). Default: none (Astro).")
+    @Option(help: "The app the browser session plays: hotwire-native (a Hotwire Native shell) or capacitor (a Capacitor app's native side). Default: none (Astro).")
     var profile: String?
 
     @OptionGroup var shell: HotwireShellOptions
@@ -19,8 +19,17 @@ struct ProfileOptions: ParsableArguments {
 /// The Hotwire Native shell's options, one declaration for `bridged open` and `bridged check`
 /// (the same flags, help, checks and messages in both).
 struct HotwireShellOptions: ParsableArguments {
-    @Option(help: "With --profile hotwire-native: ios (default) or android.")
+    @Option(help: "With --profile hotwire-native: ios (default) or android. With --profile capacitor: android (default) or ios.")
     var platform: String?
+
+    @Option(name: .customLong("web-dir"),
+            help: "With --profile capacitor: the app's built web assets (e.g. dist/), served at the origin the app has on the device (https://localhost/).")
+    var webDir: String?
+
+    /// `--web-dir` as an absolute path (checked in `profile(named:)`).
+    var webDirectory: String? {
+        webDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+    }
 
     @Option(name: .customLong("path-configuration"),
             help: "With --profile hotwire-native: the path configuration, a JSON file or an http(s) URL the app serves.")
@@ -38,7 +47,7 @@ struct HotwireShellOptions: ParsableArguments {
         // The flags given without the profile are named here, as the user typed them.
         if profile == nil || profile == "astro" {
             let given = [("--platform", platform), ("--path-configuration", pathConfiguration),
-                         ("--bridge-components", bridgeComponents)]
+                         ("--bridge-components", bridgeComponents), ("--web-dir", webDir)]
             if let (flag, _) = given.first(where: { $0.1 != nil }) {
                 throw ValidationError("\(flag) needs --profile \(HotwireProfile.name)")
             }
@@ -46,6 +55,13 @@ struct HotwireShellOptions: ParsableArguments {
         var params = JSONObject()
         if let profile { params["profile"] = .string(profile) }
         if let platform { params["platform"] = .string(platform) }
+        if let webDir {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: webDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--web-dir \(webDir): not a directory")
+            }
+            params["webDir"] = true
+        }
         if let bridgeComponents {
             params["bridgeComponents"] = .array(bridgeComponents.split(separator: " ").map { .string(String($0)) })
         }
@@ -76,6 +92,7 @@ struct HotwireShellOptions: ParsableArguments {
             case "pathConfigurationUrl":
                 throw ValidationError("--path-configuration \(pathConfiguration ?? ""): not an http(s) URL with a host")
             case "bridgeComponents": throw ValidationError("--bridge-components: \(error.message)")
+            case "webDir": throw ValidationError("--web-dir needs --profile \(CapacitorProfile.name)")
             default: throw ValidationError("--profile: \(error.message)")
             }
         }

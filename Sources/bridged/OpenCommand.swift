@@ -32,7 +32,8 @@ struct OpenCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (daemon, config, logger) = try options.makeDaemon()
+        let webDirectory = profile.shell.webDirectory
+        let (daemon, config, logger) = try options.makeDaemon { $0.browser.webDirectory = webDirectory }
         let url = self.url
         let sessionProfile = try profile.sessionProfile()
         let failure = StartupFailure()

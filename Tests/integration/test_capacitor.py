@@ -185,3 +185,40 @@ def test_the_in_app_browser_and_exit(daemon, app_url, platform):
         await c.close()
 
     run(go())
+
+
+@pytest.mark.parametrize("platform,origin", [("android", "https://localhost"), ("ios", "https://localhost")])
+def test_open_serves_the_web_dir_at_the_apps_origin(daemon_factory, platform, origin):
+    """`bridged open URL --profile capacitor --web-dir DIR`: the app's files at the origin it has
+    on the device, through the browser's request interception; a client route is index.html."""
+    d = daemon_factory("open", f"{origin}/index.html", "--port", "0", "--profile", "capacitor", "--platform", platform,
+                       "--web-dir", str(APP_DIR))
+
+    async def go():
+        c = await controller(d.ws_url)
+        # The session was opened before this controller came (it hears every session's events:
+        # what happens after the list is heard).
+        sessions = (await c.request("session.list"))["sessions"]
+        if not sessions:
+            await c.next_event("session.created", TIMEOUT)
+            sessions = (await c.request("session.list"))["sessions"]
+        s = sessions[0]["session"]
+        if not sessions[0]["stack"][0].get("connected"):
+            await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == "W1")
+        await wait_in_page(c, s, READY)
+        d_ = await dataset(c, s)
+        assert d_["platform"] == platform and d_["native"] == "true" and d_["core"] == "8"
+        assert await evaluate(c, s, "W1", "location.origin") == origin
+        assert await evaluate(c, s, "W1", "Capacitor.convertFileSrc('/data/a.jpg')") == origin + "/_capacitor_file_/data/a.jpg"
+        # A client route: index.html, in the same web view.
+        await c.request("navigation.navigateToUrl", {"session": s, "url": origin + "/deep/route"})
+        await wait_in_page(c, s, "location.pathname === '/deep/route' && " + READY)
+        assert await evaluate(c, s, "W1", "document.getElementById('title').textContent") == "Capacitor test app"
+        got = await c.request("session.get", {"session": s})
+        assert [item["id"] for item in got["stack"]] == ["W1"]
+        # A file that is not there is a 404, not the app.
+        status = await evaluate(c, s, "W1", "fetch('/missing.js').then((r) => r.status)")
+        assert status == 404
+        await c.close()
+
+    run(go())

@@ -65,6 +65,9 @@ public protocol ProfileConfiguration: Sendable {
     var astroShim: Bool { get }
     /// The script every tab of its sessions runs after the page client.
     var pageScript: ProfilePageScript? { get }
+    /// The origin at which the daemon serves the app's own files (`bridged open --web-dir`), if
+    /// the profile's sessions have one (nil: the app comes from its URL).
+    var servedOrigin: String? { get }
     /// The user agent of its tabs, made from Chromium's (with the daemon's suffix).
     func userAgent(base: String) -> String
     /// Equality across the existential (`Equatable` conformers get it).
@@ -97,6 +100,7 @@ public struct SessionProfile: Equatable, Sendable, CustomStringConvertible {
     public var checkRules: String { configuration.map { type(of: $0).checkRules } ?? Self.plainName }
     public var astroShim: Bool { configuration?.astroShim ?? true }
     public var pageScript: ProfilePageScript? { configuration?.pageScript }
+    public var servedOrigin: String? { configuration?.servedOrigin }
     /// The tabs' user agent from Chromium's; nil: Chromium's (with the daemon's suffix).
     public var userAgent: (@Sendable (String) -> String)? {
         guard let configuration else { return nil }

@@ -12,6 +12,9 @@ public struct BrowserConfiguration: Sendable {
     /// The profiles' page scripts (`ProfilePageScript.asset`, e.g. js-client/hotwire/hotwire.js),
     /// by asset name: injected after the client in their sessions' tabs.
     public var profileScripts: [String: String] = [:]
+    /// An app's built web assets (`bridged open --web-dir`), served to the sessions whose profile
+    /// has a `servedOrigin` at that origin (BrowserHost+WebDir.swift).
+    public var webDirectory: String?
     /// Starts the browser: Chromium on its DevTools pipe. Tests put a fake Chromium here
     /// (`Tests/BridgeBrowserFakes`), which plays Chromium's side of the DevTools protocol by script.
     public var launcher: BrowserLauncher = BrowserHost.chromium
@@ -167,9 +170,13 @@ extension Daemon {
             let request = post.map(Self.navigationRequest)
             let logger = self.logger
             let shell = root ? (bridge.shellSettings(session: session) ?? ShellSettings()) : nil
+            let web: WebDirectory? = root ? profile.servedOrigin.flatMap { origin in
+                b.configuration.webDirectory.map { WebDirectory(origin: origin, directory: $0) }
+            } : nil
             onHost { host in
                 do {
                     if root {
+                        if let web { await host.serve(session: session, web) }
                         try await host.createSession(session)
                         await host.applyShellSettings(session: session, shell ?? ShellSettings())
                     }

@@ -65,6 +65,9 @@ extension CapacitorProfile: ProfileConfiguration, ProfileBehavior {
                           config: options.injectedConfig(serverURL: options.serverURL(appURL: appURL, webDir: servesWebDir)))
     }
 
+    /// With `webDir`: the app's files at its device origin (`options.localOrigin`).
+    public var servedOrigin: String? { servesWebDir ? options.localOrigin : nil }
+
     /// Chromium's, with `appendUserAgent` after it (as Capacitor's web view does).
     public func userAgent(base: String) -> String {
         guard let extra = options.appendUserAgent, !extra.isEmpty else { return base }

@@ -114,6 +114,8 @@ extension HotwireProfile: ProfileConfiguration, ProfileBehavior {
         ]))
     }
 
+    public var servedOrigin: String? { nil }
+
     public func userAgent(base: String) -> String {
         HotwireUserAgent.build(base: base, platform: platform, components: components)
     }

@@ -31,6 +31,7 @@ struct KioskProfile: ProfileConfiguration, ProfileBehavior, Equatable {
     var params: JSONObject { ["home": .string(home)] }
     var astroShim: Bool { true }
     var pageScript: ProfilePageScript? { nil }
+    var servedOrigin: String? { nil }
     func userAgent(base: String) -> String { base + " Kiosk/1.0" }
 
     func start<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, url: String) {
