@@ -1,6 +1,6 @@
 @testable import BridgeServer
 import BridgeBrowser
-import BridgeBrowserFakes
+import BridgeTesting
 import BridgeProtocol
 import Foundation
 import Testing

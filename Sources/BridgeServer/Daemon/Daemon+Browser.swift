@@ -13,7 +13,7 @@ public struct BrowserConfiguration: Sendable {
     /// by asset name: injected after the client in their sessions' tabs.
     public var profileScripts: [String: String] = [:]
     /// Starts the browser: Chromium on its DevTools pipe. Tests put a fake Chromium here
-    /// (`Tests/BridgeBrowserFakes`), which plays Chromium's side of the DevTools protocol by script.
+    /// (BridgeTesting's `FakeChromium`), which plays Chromium's side of the DevTools protocol by script.
     public var launcher: BrowserLauncher = BrowserHost.chromium
 
     public init() {}
