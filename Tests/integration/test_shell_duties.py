@@ -5,16 +5,14 @@ and reloaded, file choosers, permissions, downloads, other schemes, and pages th
 tabs without end. Real Chromium (Debian's `chromium`), driven over the controller protocol."""
 import asyncio
 import http.server
-import json
 import os
 import signal
-import threading
 import time
 
 import pytest
 
 from bridgeclient import controller, ids
-from browser_sessions_support import TIMEOUT, descendants, evaluate, run, until, wait_until
+from browser_sessions_support import TIMEOUT, descendants, evaluate, run, serving, until, wait_until
 
 HERE = "<!doctype html><meta name='viewport' content='width=device-width'>"
 
@@ -68,12 +66,7 @@ class ShellPages(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def pages():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ShellPages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serving(ShellPages)
 
 
 async def open_session(c, url, **params):
