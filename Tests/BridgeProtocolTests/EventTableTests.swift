@@ -220,12 +220,14 @@ import Testing
     }
 
     /// The keys a closure `{ w in … }` writes: `w.key("…")`, and `"key":` in the raw text of
-    /// `w.appendRaw(#"…"#)`. A closure that takes `_` writes none.
+    /// `w.appendRaw(#"…"#)`. A closure that takes `_` writes none; one whose parameter is not
+    /// read here (`{ (w: inout JSONWriter) in`) is read for `.key("…")` of any writer.
     static func keys(_ closure: [UInt8]) -> Set<String> {
         let text = String(decoding: closure, as: UTF8.self)
         let head = text.dropFirst().drop { $0 == " " || $0 == "\n" }
-        let param = String(head.prefix { $0.isLetter || $0.isNumber || $0 == "_" })
-        guard !param.isEmpty, param != "_", head.dropFirst(param.count).trimmingPrefix(" ").hasPrefix("in") else { return [] }
+        var param = String(head.prefix { $0.isLetter || $0.isNumber || $0 == "_" })
+        if param == "_" { return [] }
+        if param.isEmpty || !head.dropFirst(param.count).trimmingPrefix(" ").hasPrefix("in") { param = "" }
         var out: Set<String> = []
         for part in text.components(separatedBy: param + ".key(\"").dropFirst() {
             if let close = part.firstIndex(of: "\"") { out.insert(String(part[..<close])) }
@@ -390,5 +392,7 @@ import Testing
         #expect(events[2].fields == ["session"])
         #expect(events[3].fields == ["placeholder", "url"] && !events[3].toControllers)
         #expect(problems.count == 1 && problems[0].contains("X.swift:13"), "\(problems)")
+        let typed = Self.scan(#"emit(&s, "typed") { (w: inout JSONWriter) in w.key("a"); w.key("b") }"#, file: "Y.swift")
+        #expect(typed.events.first?.fields == ["session", "a", "b"])
     }
 }
