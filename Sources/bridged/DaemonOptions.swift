@@ -119,7 +119,7 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("max-snapshot-bytes"), help: "Most bytes of placeholder snapshots (JPEG) kept per browser session; the oldest go first.")
     var maxSnapshotBytes: Int = 8 << 20
 
-    @Option(name: .customLong("max-tabs-per-session"), help: "Most live tabs a browser session may have (a tab costs about 140 MiB of Chromium's memory); a navigation past it is refused with a session.limit event (1...256; default: a quarter of this machine's memory in tabs, between 4 and 64).")
+    @Option(name: .customLong("max-tabs-per-session"), help: "Most live tabs a browser session may have (a tab costs about 140 MiB of Chromium's memory); a navigation past it is refused with a session.limit event (1...256; default: an eighth of this machine's memory in tabs, between 4 and 64).")
     var maxTabsPerSession: Int?
 
     /// `--token`, else a non-empty `BRIDGED_TOKEN`.

@@ -270,7 +270,8 @@ import Testing
     }
 
     @Test func theTabLimitIsSizedByMemory() {
-        #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 24 << 30) == 43)
+        #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 24 << 30) == 21)
+        #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 2 << 30) == 4)
         #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 1 << 30) == 4)
         #expect(BridgeConfiguration.defaultMaxTabs(physicalMemory: 1 << 40) == 64)
     }

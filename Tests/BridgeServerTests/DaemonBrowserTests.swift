@@ -198,10 +198,14 @@ import Testing
         #expect(shot.id > removed.id)
         try await fake.serviceRemote { Self.reply(fake, to: controller, id: 3) != nil }
         #expect(Self.reply(fake, to: controller, id: 3)?["result"]?["data"] != nil)
-        // Its web view's tab closed: the daemon forgets its overlay changes.
-        #expect(daemon.browser?.overlays.count == 1)
+        // Its web view's tab closed: the daemon forgets its page lane; the session closed, its
+        // session lane.
+        #expect(daemon.browser?.lanes.count.pages == 1)
         daemon.performHost(.closeTab(session: session, webview: .webview(1)))
-        #expect(daemon.browser?.overlays.isEmpty == true)
+        #expect(daemon.browser?.lanes.count.pages == 0)
+        #expect(daemon.browser?.lanes.count.sessions == 1)
+        daemon.performHost(.closeSession(session: session))
+        #expect(daemon.browser?.lanes.count.sessions == 0)
     }
 
     /// A bring-to-front the Bridge asks for after a close (a routed session's new top after a

@@ -108,11 +108,13 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// (`defaultMaxTabs(physicalMemory:)`).
     public var maxTabsPerSession: Int = 32
 
-    /// A quarter of `physicalMemory` in tabs of 140 MiB, between 4 and 64.
+    /// An eighth of `physicalMemory` in tabs of 140 MiB, between 4 and 64: a session that runs
+    /// away takes at most that much of the machine.
     public static func defaultMaxTabs(physicalMemory: UInt64) -> Int {
-        let tabs = physicalMemory / 4 / (140 << 20)
+        let tabs = physicalMemory / 8 / (140 << 20)
         return Int(min(64, max(4, tabs)))
     }
+
     /// The profiles `session.create {profile}` knows (Profiles/Registry.swift).
     public var profiles: ProfileRegistry = .standard
 

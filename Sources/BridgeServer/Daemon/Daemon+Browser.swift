@@ -41,40 +41,9 @@ final class BrowserSide {
     /// Why no Chromium could be started after the last one went away (`--devtools`), until one
     /// runs again; `/api/devtools` says it.
     var restartFailure: String?
-    /// Each web view's last overlay change (shown, removed): the next one starts when it has
-    /// ended, so the page sees them in the order the Bridge asked for them. Host work runs on
-    /// tasks, and two tasks started one after the other may reach the browser in either order: a
-    /// foreground shown and removed at once (a `pwa-rendered` right after its `pwa-navigate`)
-    /// would otherwise be left covering the page. What looks at the page waits for it too (a
-    /// placeholder's picture, a controller's screenshot, evaluate, click, type), so it sees the
-    /// overlay the events said; those do not wait for each other. One entry per open web view;
-    /// gone with its tab.
-    var overlays: [OverlayKey: Task<Void, Never>] = [:]
-    /// Each session's tab closes so far, ended when all have (they run at once). A close may
-    /// bring the tab below forward once Chromium has answered it; a bring-to-front the Bridge
-    /// asked for after the close (a routed session's new top, a hotwire main web view after
-    /// its modal) must come after that. One entry per browser session; gone with it.
-    var closes: [String: Task<Void, Never>] = [:]
-    /// Each session's last bring-to-front: the next one starts when it has ended.
-    var fronts: [String: Task<Void, Never>] = [:]
-    /// Each session's count of tabs opened and brought forward: a bring-to-front that waited
-    /// for closes is dropped when a tab was opened or brought forward after it was asked for
-    /// (that tab is the newer top).
-    /// (Read by the bring-to-front's task, bumped on the service thread.)
-    let frontSerials = Locked<[String: UInt64]>([:])
-
-    /// The session's next serial (`frontSerials`).
-    func bumpFrontSerial(_ session: String) -> UInt64 {
-        frontSerials.withLock { serials in
-            serials[session, default: 0] &+= 1
-            return serials[session]!
-        }
-    }
-
-    struct OverlayKey: Hashable {
-        var session: String
-        var webview: ItemID
-    }
+    /// The lanes host work runs in (HostLanes.swift): the session's tab lifecycle, each web
+    /// view's page work.
+    let lanes = HostLanes()
 
     init(configuration: BrowserConfiguration, debug: @escaping @Sendable (String) -> Void = { _ in },
          events: @escaping @Sendable (BrowserEvent) -> Void) {
@@ -129,29 +98,18 @@ extension Daemon {
         }
     }
 
-    /// Closes a tab at once; the session's next bring-to-front waits for it
-    /// (`BrowserSide.closes`).
+    /// Closes a tab at once, in the session's lane (HostLanes).
     func closeTab(_ b: BrowserSide, session: String, webview: ItemID) {
         let host = b.host
-        let close = Task { await host.closeTab(session: session, webview: webview) }
-        let before = b.closes[session]
-        b.closes[session] = Task {
-            await before?.value
-            await close.value
-        }
+        b.lanes.close(session: session, webview: webview) { await host.closeTab(session: session, webview: webview) }
     }
 
-    /// Brings a web view's tab to the front after the session's closes and bring-to-fronts
-    /// asked for before it, unless a tab was opened or brought forward since
-    /// (`BrowserSide.fronts`, `frontSerials`).
+    /// Brings a web view's tab to the front, in the session's lane: after its closes and fronts
+    /// asked before, unless a tab is opened or another front is asked for first (HostLanes).
     func showTab(_ b: BrowserSide, session: String, webview: ItemID) {
-        let host = b.host, logger = self.logger, serials = b.frontSerials
-        let serial = b.bumpFrontSerial(session)
-        let closes = b.closes[session], before = b.fronts[session]
-        b.fronts[session] = Task {
-            await closes?.value
-            await before?.value
-            guard serials.withLock({ $0[session] == serial }) else {
+        let host = b.host, logger = self.logger
+        b.lanes.front(session: session) { dropped in
+            guard !dropped else {
                 logger.debug("\(session) \(webview): not brought to the front (another tab came forward since)")
                 return
             }
@@ -167,20 +125,29 @@ extension Daemon {
         }
     }
 
-    /// Shows or removes a web view's overlay after its previous change (`BrowserSide.overlays`).
-    /// A change that fails (the tab is gone, the page is navigating) is a debug line, not
-    /// retried: the next page has no overlay, and the Bridge's state says what it shows.
+    /// Shows or removes a web view's overlay, in its page lane (HostLanes). A change that fails
+    /// (the tab is gone, the page is navigating) is a debug line, not retried: the next page has
+    /// no overlay, and the Bridge's state says what it shows.
     func changeOverlay(_ b: BrowserSide, session: String, webview: ItemID, expression: String) {
-        let key = BrowserSide.OverlayKey(session: session, webview: webview)
-        let previous = b.overlays[key]
         let host = b.host, logger = self.logger
-        b.overlays[key] = Task {
-            await previous?.value
+        b.lanes.change(session: session, webview: webview) {
             do {
                 _ = try await host.evaluate(session: session, webview: webview, expression: expression)
             } catch {
                 logger.debug("\(session) \(webview): its overlay was not changed: \(error)")
             }
+        }
+    }
+
+    /// A look at a web view's page (snapshot, screenshot, evaluate, click, type), in its page
+    /// lane: after the overlay changes asked before it (HostLanes). Its results come back to the
+    /// service thread as inputs, in order.
+    func look(_ b: BrowserSide, session: String, webview: ItemID, _ body: @escaping @Sendable (BrowserHost) async -> [HostResult]) {
+        let host = b.host, ref = browserRef, remote = self.remote
+        b.lanes.look(session: session, webview: webview) {
+            let results = await body(host)
+            guard !results.isEmpty else { return }
+            remote.enqueue { for result in results { ref.value.feed(.host(result)) } }
         }
     }
 
@@ -190,7 +157,7 @@ extension Daemon {
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
             // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
-            _ = b.bumpFrontSerial(session)
+            b.lanes.opening(session: session)
             let profile = bridge.sessionProfile(session) ?? .plain
             let script = b.script(session: session, webview: webview, token: token, profile: profile)
             let tabUserAgent = profile.userAgent
@@ -224,23 +191,23 @@ extension Daemon {
                 }
             }
         case .closeTab(let session, let webview):
-            b.overlays[.init(session: session, webview: webview)] = nil
             closeTab(b, session: session, webview: webview)
         case .closeSession(let session):
-            b.overlays = b.overlays.filter { $0.key.session != session }
-            b.closes[session] = nil
-            b.fronts[session] = nil
-            b.frontSerials.withLock { $0[session] = nil }
+            b.lanes.closeSession(session)
             onHost { host in
                 await host.closeSession(session)
                 return nil
             }
         case .takeSnapshot(let session, let webview):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
-                await overlay?.value
-                let jpeg = try? await host.screenshot(session: session, webview: webview)
-                return .snapshotTaken(session: session, webview: webview, image: jpeg)
+            let logger = self.logger
+            look(b, session: session, webview: webview) { host in
+                do {
+                    return [.snapshotTaken(session: session, webview: webview, image: try await host.screenshot(session: session, webview: webview))]
+                } catch {
+                    // The placeholder has no image (its page still goes on).
+                    logger.debug("\(session) \(webview): no snapshot: \(error)")
+                    return [.snapshotTaken(session: session, webview: webview, image: nil)]
+                }
             }
         case .showOverlay(let session, let webview, let image):
             let css = image.map { "url(data:image/jpeg;base64,\(Data($0).base64EncodedString()))" } ?? "none"
@@ -257,25 +224,19 @@ extension Daemon {
         case .removeOverlay(let session, let webview):
             changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
         case .evaluate(let request, let session, let webview, let expression):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHostResults { host in
-                await overlay?.value
-                return await Self.pageAnswer(request, session: session, webview: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
+            look(b, session: session, webview: webview) { host in
+                await Self.pageAnswer(request, session: session, webview: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
             }
         case .click(let request, let session, let webview, let selector):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHostResults { host in
-                await overlay?.value
-                return await Self.pageAnswer(request, session: session, webview: webview) {
+            look(b, session: session, webview: webview) { host in
+                await Self.pageAnswer(request, session: session, webview: webview) {
                     try await host.click(session: session, webview: webview, selector: selector)
                     return .done
                 }
             }
         case .type(let request, let session, let webview, let selector, let text):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHostResults { host in
-                await overlay?.value
-                return await Self.pageAnswer(request, session: session, webview: webview) {
+            look(b, session: session, webview: webview) { host in
+                await Self.pageAnswer(request, session: session, webview: webview) {
                     try await host.type(session: session, webview: webview, selector: selector, text: text)
                     return .done
                 }
@@ -283,10 +244,8 @@ extension Daemon {
         case .shell(let work):
             performShell(work)
         case .screenshot(let request, let session, let target):
-            let overlay = b.overlays[.init(session: session, webview: target)]
-            onHost { host in
-                await overlay?.value
-                return await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }
+            look(b, session: session, webview: target) { host in
+                [await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }]
             }
         case .fetchPathConfiguration(let session, let webview, let url):
             let options = b.configuration.options
