@@ -1088,6 +1088,16 @@ public actor BrowserHost {
                     for (name, value) in post.headers { headers[name] = .string(value) }
                     params["headers"] = .array(headers.map { .object(["name": .string($0.key), "value": $0.value]) })
                 }
+                // A load the browser will not let through stays paused for good: the web view is
+                // told it failed (`webview.failed`), not left blank without a word.
+                let emit = self.emit, (session, webview, cdpSession) = (tab.session, tab.webview, tab.cdpSession), continued = params
+                let letThrough: @Sendable () async -> Void = {
+                    do {
+                        _ = try await cdp.call("Fetch.continueRequest", continued, session: cdpSession, timeout: t)
+                    } catch {
+                        emit(.loadFailed(session: session, webview: webview, url: url, reason: "the browser did not let the page's load through: \(error)"))
+                    }
+                }
                 if let client = tab.clientReady {
                     // Not before the page's client is in place; meanwhile other events go on.
                     // (Kept until openTabNow has seen it settle: any document of the tab waits.)
@@ -1096,12 +1106,12 @@ public actor BrowserHost {
                         if (try? await client.value) == nil {
                             _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: s, timeout: t)
                         } else {
-                            _ = try? await cdp.call("Fetch.continueRequest", params, session: s, timeout: t)
+                            await letThrough()
                         }
                     }
                     return
                 }
-                _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
+                await letThrough()
                 return
             }
             if !tab.decidedNavigations.isEmpty {
@@ -1122,9 +1132,16 @@ public actor BrowserHost {
             if method != "GET", request?["hasPostData"]?.boolValue == true {
                 if let inline = request?["postData"]?.stringValue {
                     postData = Array(inline.utf8)
-                } else if let body = try? await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t),
-                          let text = body["postData"]?.stringValue {
-                    postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                } else {
+                    do {
+                        let body = try await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t)
+                        if let text = body["postData"]?.stringValue {
+                            postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                        }
+                    } catch {
+                        // Said, not swallowed: the new web view's POST goes without its body.
+                        emit(.warning("\(tab.session) \(tab.webview): the body of the \(method) to \(url) could not be read (\(error)); its web view sends it without one"))
+                    }
                 }
             }
             var headers: [String: String] = [:]
