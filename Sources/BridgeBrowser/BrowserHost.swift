@@ -1028,7 +1028,7 @@ public actor BrowserHost {
     private func handleTabEvent(_ event: CDPEvent, key: TabKey, tab: Tab, cdp: CDPConnection) async {
         let t = options.callTimeoutSeconds
         lastTabActivity = DispatchTime.now().uptimeNanoseconds
-        if handleShellEvent(event, tab: tab, cdp: cdp) { return }
+        if await handleShellEvent(event, tab: tab, cdp: cdp) { return }
         switch event.method {
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.stringValue == tab.targetId else { return }

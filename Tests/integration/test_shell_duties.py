@@ -5,16 +5,14 @@ and reloaded, file choosers, permissions, downloads, other schemes, and pages th
 tabs without end. Real Chromium (Debian's `chromium`), driven over the controller protocol."""
 import asyncio
 import http.server
-import json
 import os
 import signal
-import threading
 import time
 
 import pytest
 
 from bridgeclient import controller, ids
-from browser_sessions_support import TIMEOUT, descendants, evaluate, run, until, wait_until
+from browser_sessions_support import TIMEOUT, descendants, evaluate, run, serving, until, wait_until
 
 HERE = "<!doctype html><meta name='viewport' content='width=device-width'>"
 
@@ -68,12 +66,7 @@ class ShellPages(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def pages():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ShellPages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serving(ShellPages)
 
 
 async def open_session(c, url, **params):
@@ -186,9 +179,9 @@ def test_a_busy_page_fails_its_calls_and_the_rest_goes_on(daemon_factory, pages)
     run(go())
 
 
-def renderer_of(d, url_part):
-    """The pid of the renderer process showing a page whose command line we cannot see: every
-    renderer below the daemon (the test kills them all but the spare's cannot be told apart)."""
+def renderers(d):
+    """Every renderer process below the daemon (run without spare tabs, the session's page is
+    the only one: which renderer shows it cannot be told from its command line)."""
     out = []
     for pid in descendants(d.proc.pid):
         try:
@@ -208,7 +201,7 @@ def test_a_killed_renderer_is_reported_fails_at_once_and_reloads(daemon_factory,
         c = await controller(d.ws_url)
         s = await open_session(c, pages + "/plain")
         await wait_until(c, s, "W1", "window.alive === 'yes'")
-        victims = renderer_of(d, "/plain")
+        victims = renderers(d)
         assert victims
         for pid in victims:
             os.kill(pid, signal.SIGKILL)
