@@ -433,6 +433,9 @@ struct Driver {
         "session.created", "session.closed", "stack.changed", "foreground.shown", "foreground.removed", "pwa-rendered",
         "webview.open", "webview.closed", "webview.failed", "page.connected", "page.disconnected", "navigate",
         "pwa-navigated", "app.event", "external.open", "browser.crashed",
+        // The shell's duties (Bridge+Shell.swift).
+        "webview.dialog", "webview.dialog.closed", "webview.crashed", "webview.unresponsive", "webview.responsive",
+        "webview.fileChooser", "webview.download", "session.limit",
     ]
 
     /// The engines' and the Bridge's invariants (see the type's comment).

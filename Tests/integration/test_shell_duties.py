@@ -39,7 +39,8 @@ class ShellPages(http.server.BaseHTTPRequestHandler):
             <script>window.alive = 'yes';</script>""",
         "/loop": HERE + "<title>loop</title><script>setTimeout(() => { location.href = '/loop?' + Math.random(); }, 10);</script>",
         "/popups": HERE + "<title>popups</title><button id='go' onclick='for (let i = 0; i < 200; i++) window.open(\"/plain?\" + i)'>go</button>",
-        "/pushes": HERE + "<title>pushes</title><script>window.alive = 'yes';</script>",
+        "/pushes": HERE + """<title>pushes</title><button id='go' onclick="for (let i = 1; i <= 10000; i++) history.pushState({}, '', '?n=' + i);
+            window.pushed = history.length">go</button><script>window.alive = 'yes';</script>""",
     }
 
     def log_message(self, *args):
@@ -321,3 +322,29 @@ def test_popups_past_the_tab_limit_are_refused(daemon_factory, pages):
         await c.close()
 
     run(go())
+
+
+def test_ten_thousand_pushes_grow_nothing(daemon_factory, pages):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await open_session(c, pages + "/pushes")
+        await wait_until(c, s, "W1", "window.alive === 'yes'")
+        await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#go"})
+        await wait_until(c, s, "W1", "window.pushed > 1")
+        # The web view follows its page's address (classic: the browser's reports), one item.
+        async def followed():
+            got = await c.request("session.get", {"session": s})
+            return got["stack"][-1]["url"].endswith("?n=10000") and got
+        got = await until(followed, "the web view at ?n=10000", timeout=120)
+        assert ids(got["stack"]) == "W1"
+        c2 = await controller(d.ws_url)
+        started = time.monotonic()
+        await c2.request("ping")
+        assert time.monotonic() - started < 2
+        await c2.close()
+        await c.close()
+
+    run(go())
+
