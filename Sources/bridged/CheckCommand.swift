@@ -68,6 +68,9 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The native shell the app is written for: astro or hotwire-native.", valueName: "name"))
     var profile: String = "astro"
 
+    @Option(help: ArgumentHelp("How the session answers a page's JavaScript dialogs (alert, confirm, prompt, beforeunload): accept or dismiss.", valueName: "accept|dismiss"))
+    var dialogs: String = "dismiss"
+
     @OptionGroup var shell: HotwireShellOptions
 
     static let profiles = CheckProfile.allCases.map(\.rawValue)
@@ -86,6 +89,7 @@ struct CheckCommand: ParsableCommand {
         if let b = budgetMs, b < 1 { throw fail("--budget-ms must be at least 1 (got \(b))") }
         guard (1...Self.maxStatesLimit).contains(maxStates) else { throw fail("--max-states must be between 1 and \(Self.maxStatesLimit) (got \(maxStates))") }
         guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
+        guard ["accept", "dismiss"].contains(dialogs) else { throw fail("--dialogs must be accept or dismiss (got \(dialogs))") }
         guard let checkProfile = CheckProfile(rawValue: profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
         let sessionParams: JSONObject
         do { sessionParams = try shell.params(profile: profile) } catch let e as ValidationError { throw fail(e.message) }
@@ -115,13 +119,21 @@ struct CheckCommand: ParsableCommand {
         }
 
         let recordDir = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        // SIGINT (Ctrl-C) and SIGTERM stop the daemon this check started, and its Chromium with
+        // it, before the check exits (130, 143): the daemon runs in a process group of its own,
+        // where the terminal's Ctrl-C does not reach it.
+        let interrupt = CheckInterrupt(recordDir: recordDir)
+        let onInt = SignalHandlers(signals: [SIGINT]) { CheckInterrupt.note(SIGINT); interrupt.fire() }
+        let onTerm = SignalHandlers(signals: [SIGTERM]) { CheckInterrupt.note(SIGTERM); interrupt.fire() }
+        defer { withExtendedLifetime((onInt, onTerm)) {} }
         let daemon: DaemonChild
         do {
             var extra: [String] = []
             if let config { extra += ["--config", config] }
             if let userAgentSuffix { extra += ["--user-agent-suffix", userAgentSuffix] }
             if let viewport { extra += ["--viewport", viewport] }
-            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra)
+            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra,
+                                           started: { interrupt.daemon = $0 })
         } catch {
             throw fail("cannot start the daemon: \(error)")
         }
@@ -133,6 +145,7 @@ struct CheckCommand: ParsableCommand {
         options.timeout = Double(timeoutS)
         options.profile = checkProfile
         options.sessionParams = sessionParams
+        options.dialogs = dialogs
         let result: CheckReport
         do {
             result = try CheckRunner(options).run()
@@ -148,13 +161,16 @@ struct CheckCommand: ParsableCommand {
         } catch {
             throw fail("cannot write a report: \(error.localizedDescription)")
         }
-        daemon.stop()
+        let stopped = daemon.stop()
         if let trace {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: recordDir)) ?? []
-            if let f = files.first(where: { $0.hasSuffix(".jsonl") }) {
-                try? FileManager.default.removeItem(atPath: trace)
-                do { try FileManager.default.moveItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
-                    try? FileManager.default.copyItem(atPath: recordDir + "/" + f, toPath: trace)
+            guard let f = files.first(where: { $0.hasSuffix(".jsonl") }) else {
+                throw fail("--trace \(trace): the daemon wrote no trace (\(stopped)); the verdict above stands, the trace is missing")
+            }
+            try? FileManager.default.removeItem(atPath: trace)
+            do { try FileManager.default.moveItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
+                do { try FileManager.default.copyItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
+                    throw fail("--trace \(trace): cannot write the trace: \(error.localizedDescription)")
                 }
             }
         }
@@ -176,15 +192,22 @@ enum Executable {
     }
 }
 
-/// The checker's own daemon: this binary's `serve --port 0`, stopped with SIGTERM.
-final class DaemonChild {
+/// The checker's own daemon: this binary's `serve --port 0`. Foundation starts it in a process
+/// group of its own; its Chromium dies with it (`setpriv --pdeathsig`, docs/BROWSER.md).
+final class DaemonChild: @unchecked Sendable {
     let process = Process()
     var port = 0
     let stderrPath: String
+    /// How long the daemon may take to stop (it closes Chromium, at most 2 s, then kills its
+    /// process group) before it is killed.
+    static let stopSeconds = 8.0
 
     private init(stderrPath: String) { self.stderrPath = stderrPath }
 
-    static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = []) throws -> DaemonChild {
+    /// Starts the daemon and reads its port; `started` gets it as soon as it runs (so a signal
+    /// that comes while it starts stops it too).
+    static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = [],
+                      started: (DaemonChild) -> Void = { _ in }) throws -> DaemonChild {
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
         FileManager.default.createFile(atPath: errPath, contents: nil)
         let d = DaemonChild(stderrPath: errPath)
@@ -198,12 +221,13 @@ final class DaemonChild {
         d.process.standardOutput = out
         d.process.standardError = FileHandle(forWritingAtPath: errPath)
         try d.process.run()
+        started(d)
         let fh = out.fileHandleForReading
         func readLine(_ what: String) throws -> String {
             var line = [UInt8]()
             while true {
                 let b = fh.readData(ofLength: 1)
-                if b.isEmpty { d.process.waitUntilExit(); throw ClientErrorCLI("the daemon exited before \(what)" + d.stderrTail()) }
+                if b.isEmpty { _ = d.stop(); throw ClientErrorCLI("the daemon exited before \(what)" + d.stderrTail()) }
                 if b[0] == 10 { break }
                 line.append(b[0])
             }
@@ -212,6 +236,7 @@ final class DaemonChild {
         // The first line: `listening on http://127.0.0.1:PORT`.
         let text = try readLine("listening")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            _ = d.stop()
             throw ClientErrorCLI("unexpected first line from the daemon: \(text)")
         }
         d.port = port
@@ -223,16 +248,74 @@ final class DaemonChild {
         return d
     }
 
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+    /// Stops the daemon, bounded: SIGINT (it stops at once, without draining: it closes its
+    /// Chromium and ends its trace), then SIGKILL after `stopSeconds`; reaped either way. Says
+    /// how it ended.
+    @discardableResult
+    func stop() -> String {
+        guard process.isRunning else { return "it had exited" }
+        let pid = process.processIdentifier
+        kill(pid, SIGINT)
+        let deadline = Date().addingTimeInterval(Self.stopSeconds)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        guard process.isRunning else { return "it stopped" }
+        kill(pid, SIGKILL)
+        let hard = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < hard { usleep(20_000) }
+        return "it did not stop within \(Int(Self.stopSeconds)) s and was killed"
     }
 
     func stderrTail() -> String {
         guard let s = try? String(contentsOfFile: stderrPath, encoding: .utf8), !s.isEmpty else { return "" }
         return "\n(daemon log: " + s.split(separator: "\n").suffix(5).joined(separator: "\n") + ")"
     }
+}
+
+/// What SIGINT or SIGTERM does to a running check: stops its daemon (and so its Chromium),
+/// removes its temporary files, and exits 130 or 143, whatever the check was waiting for.
+final class CheckInterrupt: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _daemon: DaemonChild?
+    private var fired = false
+    let recordDir: String
+
+    init(recordDir: String) { self.recordDir = recordDir }
+
+    var daemon: DaemonChild? {
+        get { lock.lock(); defer { lock.unlock() }; return _daemon }
+        set { lock.lock(); _daemon = newValue; lock.unlock() }
+    }
+
+    /// Stops everything and exits with 128 + the signal.
+    func fire() {
+        lock.lock()
+        if fired { lock.unlock(); return }
+        fired = true
+        let d = _daemon
+        lock.unlock()
+        let sig = Self.lastSignal()
+        let name = sig == SIGTERM ? "SIGTERM" : "SIGINT"
+        Stderr.writeLine("bridged check: \(name): stopping the check's daemon and its Chromium")
+        let how = d?.stop() ?? "none had started"
+        try? FileManager.default.removeItem(atPath: recordDir)
+        if let d { try? FileManager.default.removeItem(atPath: d.stderrPath) }
+        Stderr.writeLine("bridged check: stopped by \(name) (the daemon: \(how)); nothing was judged")
+        Foundation.exit(128 + sig)
+    }
+
+    /// Which of SIGINT and SIGTERM was received (recorded by its handler, `note`).
+    static func lastSignal() -> Int32 { last.withLock { $0 } }
+
+    static let last = LockedSignal()
+
+    /// Called by the per-signal handlers before `fire`.
+    static func note(_ sig: Int32) { last.withLock { $0 = sig } }
+}
+
+final class LockedSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int32 = SIGINT
+    func withLock<T>(_ f: (inout Int32) -> T) -> T { lock.lock(); defer { lock.unlock() }; return f(&value) }
 }
 
 struct ClientErrorCLI: Error, CustomStringConvertible {
