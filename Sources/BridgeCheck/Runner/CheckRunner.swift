@@ -46,6 +46,10 @@ public final class CheckRunner {
     /// shown since what became of a navigation it started (an event of the session).
     var actionAt: Date?
     var answeredSinceAction = false
+    /// Web views whose tab the daemon announced open (`webview.open`), and those the session
+    /// began with (which get none).
+    var opened = Set<String>()
+    var initial = Set<String>()
     /// Exploring: why the start page's links could not be read (nil: they were).
     var startUnreadable: String?
 
@@ -193,6 +197,7 @@ public final class CheckRunner {
         case "webview.open":
             // hotwire-native: a modal's web view is presented over the main stack's top.
             let modal = hotwire && (tree?["modal"]?.arrayValue ?? []).contains { $0["id"]?.stringValue == w }
+            opened.insert(w)
             log.append(Observation(t: now, webview: w, step: step, .webviewOpened(url: p["url"]?.stringValue ?? "", from: modal ? Navigations.mainTop(tree) : nil)))
         case "webview.failed":
             let url = p["url"]?.stringValue ?? "", reason = p["reason"]?.stringValue ?? "the page did not load"
@@ -317,6 +322,7 @@ public final class CheckRunner {
         session = ""
         unresponsive = [:]
         crashed = [:]
+        opened = []
         actionAt = nil
         connected = []
         failed = [:]
@@ -340,6 +346,7 @@ public final class CheckRunner {
         tree = nil
         _ = try ctl.call("session.subscribe", ["session": sid], timeout: controlTimeout)
         stack = try ctl.soft { try ctl.call("session.get", ["session": sid], timeout: controlTimeout) }?["stack"]?.arrayValue ?? []
+        initial = Set(stack.compactMap { $0["id"]?.stringValue })
         log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: "session.create")))
         // The root page connects once the tab loaded it; a tab that shows Chromium's own error
         // page (nothing answered, the connection closed, a TLS error) never will.
@@ -435,6 +442,13 @@ public final class CheckRunner {
                     _ = try ctl.soft { try evaluate(w, "document.readyState") }
                     asked = Date()
                 }
+                continue
+            }
+            // A web view pushed for a page of another origin (a link that leaves the app) is
+            // not waited for to connect, but its tab is: the daemon announces it once open
+            // (after the server answered).
+            if !connected.contains(w), failed[w] == nil, !initial.contains(w), !opened.contains(w) {
+                why = "the tab of \(w) (\(u)) has not opened yet"
                 continue
             }
             if Date().timeIntervalSince(lastEventAt) < quiet { why = "events keep coming"; continue }
