@@ -78,6 +78,9 @@ struct CheckCommand: ParsableCommand {
     static let maxStatesLimit = 1000
 
     func fail(_ message: String) -> ExitCode {
+        // A signal is stopping the check (its daemon going away is what failed): its handler
+        // says so and exits.
+        if CheckInterrupt.firing { while true { sleep(60) } }
         FileHandle.standardError.write(Data("bridged check: \(message)\n".utf8))
         return ExitCode(2)
     }
@@ -286,11 +289,16 @@ final class CheckInterrupt: @unchecked Sendable {
         set { lock.lock(); _daemon = newValue; lock.unlock() }
     }
 
+    /// Whether a signal is stopping the check.
+    static var firing: Bool { firingFlag.withLock { $0 != 0 } }
+    static let firingFlag = LockedSignal(0)
+
     /// Stops everything and exits with 128 + the signal.
     func fire() {
         lock.lock()
         if fired { lock.unlock(); return }
         fired = true
+        Self.firingFlag.withLock { $0 = 1 }
         let d = _daemon
         lock.unlock()
         let sig = Self.lastSignal()
@@ -306,7 +314,7 @@ final class CheckInterrupt: @unchecked Sendable {
     /// Which of SIGINT and SIGTERM was received (recorded by its handler, `note`).
     static func lastSignal() -> Int32 { last.withLock { $0 } }
 
-    static let last = LockedSignal()
+    static let last = LockedSignal(SIGINT)
 
     /// Called by the per-signal handlers before `fire`.
     static func note(_ sig: Int32) { last.withLock { $0 = sig } }
@@ -314,7 +322,8 @@ final class CheckInterrupt: @unchecked Sendable {
 
 final class LockedSignal: @unchecked Sendable {
     private let lock = NSLock()
-    private var value: Int32 = SIGINT
+    private var value: Int32
+    init(_ value: Int32) { self.value = value }
     func withLock<T>(_ f: (inout Int32) -> T) -> T { lock.lock(); defer { lock.unlock() }; return f(&value) }
 }
 

@@ -94,12 +94,14 @@ public final class CheckRunner {
 
     /// Where the page of `w` was last seen: its location as last read, else the stack's url.
     func lastURL(of w: String) -> String {
+        // The stack follows the page (a new document, a history change, a Turbo visit).
+        let u = url(of: w)
+        if !u.isEmpty { return u }
         for o in log.reversed() where o.webview == w {
             if case .location(let u, _) = o.kind { return u }
             if case .stack(_, let cause) = o.kind, cause == "session.create" { break }
         }
-        let u = url(of: w)
-        return u.isEmpty && w == "W1" ? options.url : u
+        return w == "W1" ? options.url : ""
     }
 
     func markUnresponsive(_ w: String, how: String) {

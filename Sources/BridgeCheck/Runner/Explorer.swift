@@ -61,6 +61,8 @@ extension CheckRunner {
     func currentURL() -> String {
         // A native screen on top (hotwire-native) is its own state: its url.
         if let last = stack.last, last["kind"]?.stringValue == "native", let u = last["url"]?.stringValue { return u }
+        // A page that stopped answering was not read after the step: where the stack says it is.
+        if dead(top) != nil { return lastURL(of: top) }
         if case .location(let u, _)? = log.last(where: { if case .location = $0.kind { return $0.webview == top } else { return false } })?.kind { return u }
         return url(of: top)
     }
@@ -93,7 +95,7 @@ extension CheckRunner {
                 if atStart(startURL) {
                     how = "the start page, back by \(backName)"
                 } else {
-                    let was = "\(Self.render(stack)) on \(Rules.path(currentURL()))"
+                    let was = "\(Self.render(stack)) on \(Rules.path(currentURL()))" + (dead(top).map { ", whose page \($0)" } ?? "")
                     try openSession()
                     freshSessions += 1
                     how = "a fresh session on the start page (\(backName) left \(was))"
