@@ -60,7 +60,7 @@ BUSY_HOME = """<!doctype html><html><head><title>Busy home</title></head><body><
 
 BUSY_LATER = """<!doctype html><html><head><title>Busy later</title></head><body><h1>Busy later</h1>
 <a href="/busy-link/">home</a>
-<script>addEventListener("load", () => setTimeout(() => { while (true) {} }, 300));</script>
+<script>addEventListener("load", () => setTimeout(() => { while (true) {} }, 0));</script>
 </body></html>"""
 
 SLOW_HOME = """<!doctype html><html><head><title>Slow home</title></head><body><h1>Slow home</h1>

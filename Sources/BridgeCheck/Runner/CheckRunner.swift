@@ -135,9 +135,8 @@ public final class CheckRunner {
         do {
             return try ctl.call(method, p, timeout: limit)
         } catch is ControllerClient.CallTimeout {
-            let how = "\(method) got no answer within \(Self.seconds(limit)) s"
-            markUnresponsive(w, how: how)
-            throw ControllerClient.CallError(code: "page-unresponsive", message: "the page of \(w) (\(Rules.path(lastURL(of: w)))) did not answer: \(how)")
+            markUnresponsive(w, how: "\(method) got no answer within \(Self.seconds(limit)) s")
+            throw ControllerClient.CallError(code: "page-unresponsive", message: "the page of \(w) \(dead(w) ?? "stopped answering")")
         } catch let e as ControllerClient.CallError {
             let m = e.message.lowercased()
             if e.code == "page-unresponsive" || (e.code == "browser-error" && m.contains("did not answer") && m.contains("in time")) {
