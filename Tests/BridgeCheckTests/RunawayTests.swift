@@ -1,11 +1,5 @@
-import Foundation
 import Testing
 @testable import BridgeCheck
-import BridgeProtocol
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What became of a page: unresponsive (a busy loop, a dialog nobody answered), crashed, a
 /// navigation loop; and the dialogs a page opened, as rows of the table.
@@ -85,10 +79,14 @@ import Glibc
                    Observation(t: 8, webview: "W1", step: 1, .dialogClosed(type: "confirm", accepted: true, by: "controller")),
                    Observation(t: 9, webview: "W1", step: 2, .dialog(type: "prompt", message: "Name", url: app + "/ask"))]
         let rows = Navigations.rows(log, findings: [])
-        #expect(rows.map(\.kind) == [.dialog, .dialog, .dialog])
-        #expect(rows.map(\.to) == ["alert(\"Menu connected\") dismissed", "confirm(\"Leave? Really\") accepted by controller",
+        let kinds: [NavigationRow.Kind] = rows.map(\.kind)
+        #expect(kinds == [.dialog, .dialog, .dialog])
+        let tos: [String] = rows.map(\.to)
+        #expect(tos == ["alert(\"Menu connected\") dismissed", "confirm(\"Leave? Really\") accepted by controller",
                                    "prompt(\"Name\") not answered"])
-        #expect(rows.map(\.from) == [app + "/menu", app + "/", app + "/ask"])
+        let froms: [String] = rows.map(\.from)
+        let menu = app + "/menu", home = app + "/", ask = app + "/ask"
+        #expect(froms == [menu, home, ask])
         let report = CheckReport(url: app + "/", steps: [], findings: [], rows: rows, budgetMs: nil, seconds: 1)
         #expect(report.table.contains("1     W1       dialog  /menu  → alert(\"Menu connected\") dismissed"))
     }
@@ -100,70 +98,3 @@ import Glibc
     }
 }
 
-/// A loopback listener that accepts WebSocket upgrades and then never answers a request: what a
-/// daemon held by a page that does not answer looks like to its controller.
-final class SilentServer: @unchecked Sendable {
-    let listener: Int32
-    let port: Int
-    private let lock = NSLock()
-    private var _accepted = 0
-    var accepted: Int { lock.lock(); defer { lock.unlock() }; return _accepted }
-
-    init() {
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) } }
-        listen(listener, 8)
-        _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &len) } }
-        port = Int(UInt16(bigEndian: addr.sin_port))
-        Thread.detachNewThread { [self] in
-            while true {
-                let c = accept(listener, nil, nil)
-                if c < 0 { return }
-                lock.lock(); _accepted += 1; lock.unlock()
-                Thread.detachNewThread {
-                    var head: [UInt8] = []
-                    var b = [UInt8](repeating: 0, count: 1)
-                    while !(head.count >= 4 && Array(head.suffix(4)) == [13, 10, 13, 10]) {
-                        if recv(c, &b, 1, 0) <= 0 { return }
-                        head.append(b[0])
-                    }
-                    let reply = Array("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n".utf8)
-                    _ = send(c, reply, reply.count, Int32(MSG_NOSIGNAL))
-                    var sink = [UInt8](repeating: 0, count: 4096)
-                    while recv(c, &sink, sink.count, 0) > 0 {}
-                    close(c)
-                }
-            }
-        }
-    }
-
-    /// Stops accepting: a new connection is refused.
-    func stop() { shutdown(listener, Int32(SHUT_RDWR)); close(listener) }
-}
-
-@Suite struct ControllerDeadlineTests {
-    @Test func aCallWithoutAReplyEndsAtItsDeadlineOnANewConnection() throws {
-        let server = SilentServer()
-        let ctl = try ControllerClient(host: "127.0.0.1", port: server.port)
-        var rejoined = 0
-        ctl.onReconnect = { rejoined += 1 }
-        let t0 = Date()
-        #expect(throws: ControllerClient.CallTimeout.self) { try ctl.call("webview.evaluate", [:], timeout: 0.3) }
-        #expect(Date().timeIntervalSince(t0) < 10)
-        #expect(ctl.reconnects == 1 && rejoined == 1 && server.accepted == 2)
-        // `soft` reads no answer as none.
-        #expect(try ctl.soft { try ctl.call("session.get", [:], timeout: 0.2) } == nil)
-        #expect(ctl.reconnects == 2)
-        // Without reconnecting, the connection is left as it is.
-        #expect(throws: ControllerClient.CallTimeout.self) { try ctl.call("hello", [:], timeout: 0.2, reconnecting: false) }
-        #expect(ctl.reconnects == 2)
-        // A daemon that accepts no new connection is gone: the check cannot go on.
-        server.stop()
-        #expect(throws: ClientError.self) { try ctl.call("webview.click", [:], timeout: 0.2) }
-    }
-}
