@@ -223,8 +223,8 @@ final class DaemonChild: @unchecked Sendable {
         let out = Pipe()
         d.process.standardOutput = out
         d.process.standardError = FileHandle(forWritingAtPath: errPath)
-        try d.process.run()
         started(d)
+        try d.process.run()
         let fh = out.fileHandleForReading
         func readLine(_ what: String) throws -> String {
             var line = [UInt8]()

@@ -397,11 +397,18 @@ public final class CheckRunner {
     func refreshStack() throws {
         guard stackStale else { return }
         stackStale = false
-        if let s = try ctl.soft({ try ctl.call("session.get", ["session": sid], timeout: controlTimeout) })?["stack"]?.arrayValue {
+        if let got = try ctl.soft({ try ctl.call("session.get", ["session": sid], timeout: controlTimeout) }), let s = got["stack"]?.arrayValue {
+            noteTabs(got)
             let before = Self.render(stack)
             stack = s
             if Self.render(s) != before { log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page"))) }
         }
+    }
+
+    /// The web views whose tab is open, as `session.get`'s `targetIds` names them (a
+    /// `webview.open` lost with a dropped connection is not waited for).
+    func noteTabs(_ got: JSONValue) {
+        if let ids = got["targetIds"]?.objectValue { opened.formUnion(ids.keys) }
     }
 
     /// The url a web view of the stack shows (as the daemon knows it).
@@ -477,8 +484,9 @@ public final class CheckRunner {
             }
             // What the daemon did that no event has shown yet (a tab it opens for a navigation
             // it stopped is announced once the tab is there): its stack, read again.
-            if let s = try ctl.soft({ try ctl.call("session.get", ["session": sid], timeout: controlTimeout) })?["stack"]?.arrayValue,
-               s.map({ $0["id"]?.stringValue ?? "" }) != stack.map({ $0["id"]?.stringValue ?? "" }) {
+            let got = try ctl.soft { try ctl.call("session.get", ["session": sid], timeout: controlTimeout) }
+            if let got { noteTabs(got) }
+            if let s = got?["stack"]?.arrayValue, s.map({ $0["id"]?.stringValue ?? "" }) != stack.map({ $0["id"]?.stringValue ?? "" }) {
                 stack = s
                 log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page")))
                 lastEventAt = Date()
