@@ -50,6 +50,9 @@ public final class CheckRunner {
     /// began with (which get none).
     var opened = Set<String>()
     var initial = Set<String>()
+    /// Where a web view's page went since the stack was last read (`pwa-navigated`: a history
+    /// change the daemon heard of), newest first over the stack's url.
+    var navigatedTo: [String: String] = [:]
     /// Exploring: why the start page's links could not be read (nil: they were).
     var startUnreadable: String?
 
@@ -64,11 +67,13 @@ public final class CheckRunner {
         ctl.onReconnect = { [unowned self] in try self.rejoin() }
     }
 
-    /// How long a page may take to answer one call.
-    var pageTimeout: Double { min(options.timeout, options.pageAnswerSeconds) }
+    /// How long a page may take to answer one call: `pageAnswerSeconds`, less with a shorter
+    /// `timeout`, but never under 5 s (a loaded machine's page is not unresponsive for that).
+    var pageTimeout: Double { min(options.pageAnswerSeconds, max(options.timeout, 5)) }
 
-    /// How long a call to the daemon itself may take (its state: `session.get`, `navigation.back`).
-    var controlTimeout: Double { min(options.timeout, 30) }
+    /// How long a call to the daemon itself may take (its state: `session.get`,
+    /// `navigation.back`): `timeout`, between 5 and 30 s.
+    var controlTimeout: Double { min(max(options.timeout, 5), 30) }
 
     /// On a new connection (the last one was dropped after a call got no reply): hello, and the
     /// session subscribed to again; what the lost connection still had to say is read again.
@@ -94,6 +99,7 @@ public final class CheckRunner {
 
     /// Where the page of `w` was last seen: its location as last read, else the stack's url.
     func lastURL(of w: String) -> String {
+        if let u = navigatedTo[w] { return u }
         // The stack follows the page (a new document, a history change, a Turbo visit).
         let u = url(of: w)
         if !u.isEmpty { return u }
@@ -178,8 +184,11 @@ public final class CheckRunner {
             let limit = p["limit"]?.stringValue ?? "tabs"
             log.append(Observation(t: now, webview: w.isEmpty ? top : w, step: step,
                                    .limit(name: limit, max: Int(p["max"]?.intValue ?? 0), url: lastURL(of: w.isEmpty ? top : w))))
+        case "pwa-navigated":
+            if let u = p["url"]?.stringValue { navigatedTo[w] = u }
         case "stack.changed":
             stack = p["stack"]?.arrayValue ?? []
+            navigatedTo = [:]
             log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: p["cause"]?.stringValue ?? "")))
             if hotwire, let after = p["tree"], after != .null {
                 for n in Navigations.nativePushes(before: tree, after: after) {
@@ -324,6 +333,7 @@ public final class CheckRunner {
         unresponsive = [:]
         crashed = [:]
         opened = []
+        navigatedTo = [:]
         actionAt = nil
         connected = []
         failed = [:]
@@ -401,6 +411,7 @@ public final class CheckRunner {
             noteTabs(got)
             let before = Self.render(stack)
             stack = s
+            navigatedTo = [:]
             if Self.render(s) != before { log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page"))) }
         }
     }
@@ -488,6 +499,7 @@ public final class CheckRunner {
             if let got { noteTabs(got) }
             if let s = got?["stack"]?.arrayValue, s.map({ $0["id"]?.stringValue ?? "" }) != stack.map({ $0["id"]?.stringValue ?? "" }) {
                 stack = s
+                navigatedTo = [:]
                 log.append(Observation(t: now, step: step, .stack(rendering: Self.render(s), cause: "page")))
                 lastEventAt = Date()
                 why = "the stack changed"
@@ -552,10 +564,11 @@ public final class CheckRunner {
             log.append(Observation(t: now, webview: web ? uncovered?["id"]?.stringValue ?? w : w, step: step,
                                    .back(action: action, placeholder: removed, url: action == "pop" && web ? uncovered?["url"]?.stringValue : nil)))
             stack = after
+            navigatedTo = [:]
             return
         }
         log.append(Observation(t: now, webview: w, step: step, .back(action: action, placeholder: action == "swap" ? removed : nil, url: action == "swap" ? url : nil)))
-        if let s = r["stack"]?.arrayValue { stack = s }
+        if let s = r["stack"]?.arrayValue { stack = s; navigatedTo = [:] }
     }
 
     func perform(_ s: Step, index: Int) throws {
