@@ -21,7 +21,10 @@ struct CheckCommand: ParsableCommand {
             Exit status: 0 the app is app-aware (no rule broken, every step held), 1 a rule is \
             broken, a step failed or exploring reached nothing but the start page, 2 the check \
             could not run (bad arguments, page unreachable, the start page answered an HTTP error \
-            or did not load, no Chromium, the connection to its own daemon was lost). With \
+            or did not load, no Chromium, the connection to its own daemon was lost), 130/143 \
+            stopped by SIGINT/SIGTERM (its daemon and Chromium stopped with it). A page that stops \
+            answering (a busy script, a dialog nobody answered), crashes or opens tabs without \
+            end is a finding naming it; every call is bounded by --timeout-s. With \
             --profile hotwire-native the app is a Turbo app in a Hotwire Native shell, judged by \
             that profile's rules. The rules and the steps format are in docs/CHECK.md.
             """)
