@@ -51,14 +51,17 @@ test-js:
 test-integration:
 	$(PYTHON) -m pytest -q Tests/integration
 
-# The Python client (clients/python, docs/PYTHON-CLIENT.md): `pip install ./clients/python` into a
-# fresh venv (which sees the system's pytest and websockets, so nothing is downloaded), then its
-# own tests against that installed package and the release binary ($BRIDGED_BIN).
+# The Python client (clients/python, docs/PYTHON-CLIENT.md): `pip install './clients/python[playwright]'`
+# into a fresh venv (it sees the system's pytest, websockets and Playwright: only pytest-playwright
+# and python-slugify come from PyPI, kept out of the system so that they stay out of the other
+# suites), then its own tests against that installed package and the release binary
+# ($BRIDGED_BIN). test_shell.py runs a Turbo app's suite in the shell: Turbo from fetch-turbo.sh.
 PY_CLIENT_VENV := .build/python-client-venv
 test-python-client:
+	./scripts/fetch-turbo.sh
 	rm -rf $(PY_CLIENT_VENV)
 	$(PYTHON) -m venv --system-site-packages $(PY_CLIENT_VENV)
-	$(PY_CLIENT_VENV)/bin/python -m pip install -q --disable-pip-version-check ./clients/python
+	$(PY_CLIENT_VENV)/bin/python -m pip install -q --disable-pip-version-check './clients/python[playwright]'
 	$(PY_CLIENT_VENV)/bin/python -m pytest -q -p no:cacheprovider clients/python/tests
 
 # The Debian package (docs/INSTALL.md): dist/bridged_VERSION_amd64.deb, built by

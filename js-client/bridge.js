@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bridge.js — the page side of bridged (protocol v1). An ES module with no dependencies and
 // no build step; the daemon serves it at /bridge.js.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // controller.js — drive bridged from JavaScript test harnesses (Node 20 or newer): the same
 // Daemon, Controller and Session as the Python client (docs/PYTHON-CLIENT.md), in Node's
 // asynchronous style. No dependencies: the WebSocket is Node's own (global from Node 22; on

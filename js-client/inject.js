@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // inject.js — the page client bridged injects into every document of a browser session's tab,
 // before the page's own scripts (Page.addScriptToEvaluateOnNewDocument). It is bridge.js, turned
 // into a classic script by the daemon, connected at once for the tab's own web view: the claim

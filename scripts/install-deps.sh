@@ -42,7 +42,9 @@ if [ $want_test = 1 ]; then
   py=${PYTHON:-python3}
   if ! $py -c 'import websockets, pytest, selenium, prometheus_client, playwright' >/dev/null 2>&1; then
     # Playwright attaches to the daemon's own Chromium (connect_over_cdp, Tests/integration/test_playwright.py):
-    # no `playwright install`, no browser download.
+    # no `playwright install`, no browser download. pytest-playwright is not installed here: its
+    # fixtures (page, browser, …) would join every suite; make test-python-client puts it in its own
+    # venv (clients/python's extra `playwright`).
     echo "installing: python websockets pytest selenium prometheus_client playwright"
     $py -m pip install -q --disable-pip-version-check websockets pytest selenium prometheus_client playwright
   fi

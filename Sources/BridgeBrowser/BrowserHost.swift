@@ -80,20 +80,20 @@ public actor BrowserHost {
     }
 
     public let options: BrowserOptions
-    private let emit: @Sendable (BrowserEvent) -> Void
+    let emit: @Sendable (BrowserEvent) -> Void
     /// The owner's debug log (what went wrong where nothing else needs to know).
-    private let debug: @Sendable (String) -> Void
+    let debug: @Sendable (String) -> Void
     private let launcher: BrowserLauncher
-    private var browser: Browser?
+    var browser: Browser?
     private var generation = 0
     private var starting: Task<Browser, any Error>?
     /// session id → browser context id
-    private var contexts: [String: String] = [:]
-    private var tabs: [TabKey: Tab] = [:]
+    var contexts: [String: String] = [:]
+    var tabs: [TabKey: Tab] = [:]
     /// CDP session id → tab key
     private var tabsByCDPSession: [String: TabKey] = [:]
     /// target id → tab key
-    private var tabsByTarget: [String: TabKey] = [:]
+    var tabsByTarget: [String: TabKey] = [:]
     /// A browser context made ahead, with its spare tab, for the next browser session.
     struct FreeContext {
         var id: String
@@ -136,6 +136,11 @@ public actor BrowserHost {
     /// pictured), when known: closing a tab that is not in front brings nothing forward.
     private var fronts: [String: TabKey] = [:]
     private var closedWhileCreating: Set<String> = []
+    /// Each web view's open file chooser: the `<input type=file>`'s backend node
+    /// (BrowserHost+Shell.swift).
+    var fileChoosers: [TabKey: Int64] = [:]
+    /// Each session's position for `navigator.geolocation`, applied to every new tab.
+    var geolocations: [String: Geolocation] = [:]
     /// How often and how many times a close Chromium did not carry out is sent again.
     static let closeRetryNanoseconds: UInt64 = 250_000_000
     static let closeRetries = 20
@@ -384,10 +389,12 @@ public actor BrowserHost {
         // session is gone when its calls come back).
         spares[session] = nil
         sessionUserAgents[session] = nil
+        geolocations[session] = nil
         _ = try? await b.cdp.call("Target.disposeBrowserContext", ["browserContextId": .string(context)], timeout: options.callTimeoutSeconds)
     }
 
     private func forget(_ key: TabKey, _ tab: Tab) {
+        fileChoosers[key] = nil
         tabs[key] = nil
         tabsByCDPSession[tab.cdpSession] = nil
         tabsByTarget[tab.targetId] = nil
@@ -546,6 +553,9 @@ public actor BrowserHost {
         tabs[key] = tab
         tabsByCDPSession[tab.cdpSession] = key
         tabsByTarget[tab.targetId] = key
+        if let g = geolocations[key.session], let cdp = browser?.cdp {
+            _ = cdp.start("Emulation.setGeolocationOverride", Self.geolocationParams(g), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        }
     }
 
     /// The calls that dress a new tab as the app's web view (sent at once; each answered by the
@@ -562,7 +572,9 @@ public actor BrowserHost {
         async let touch = b.cdp.call("Emulation.setTouchEmulationEnabled", ["enabled": true, "maxTouchPoints": 5], session: s, timeout: t)
         async let sw = b.cdp.call("Network.setBypassServiceWorker", ["bypass": true], session: s, timeout: t)
         async let lifecycle = b.cdp.call("Page.setLifecycleEventsEnabled", ["enabled": true], session: s, timeout: t)
-        _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle)
+        // A file chooser is the app's to answer (`webview.fileChooser`), never a window.
+        async let chooser = b.cdp.call("Page.setInterceptFileChooserDialog", ["enabled": true], session: s, timeout: t)
+        _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle, chooser)
         try await inject(b, cdpSession: s, script: script)
     }
 
@@ -621,7 +633,9 @@ public actor BrowserHost {
             }
         } else {
             let nav = try await b.cdp.call("Page.navigate", ["url": .string(url)], session: s, timeout: t)
-            if let error = nav["errorText"]?.stringValue, !error.isEmpty {
+            // Aborted: no document came (a download, which the shell reports, or a 204): the tab
+            // stays as it was, as a native web view does.
+            if let error = nav["errorText"]?.stringValue, !error.isEmpty, error != "net::ERR_ABORTED" {
                 throw BrowserError.loadFailed(url: url, reason: error)
             }
         }
@@ -965,6 +979,8 @@ public actor BrowserHost {
                         return
                     }
                     _ = try? await b.cdp.call("Fetch.continueRequest", ["requestId": .string(id)], session: s, timeout: options.callTimeoutSeconds)
+                } else if event.method == "Page.javascriptDialogOpening" {
+                    answerStrayDialog(event, cdpSession: s, cdp: b.cdp)
                 } else if event.method == "Page.frameNavigated", let targetId = closing[s],
                           event.params["frame"]?["parentId"] == nil {
                     // A tab being closed committed a document: the close may have been dropped.
@@ -999,7 +1015,11 @@ public actor BrowserHost {
         case "Target.targetCrashed":
             if let targetId = event.params["targetId"]?.stringValue { await dropSpare(targetId: targetId, cdp: b.cdp) }
             guard let targetId = event.params["targetId"]?.stringValue, let key = tabsByTarget[targetId], let tab = tabs[key] else { return }
-            emit(.tabCrashed(session: tab.session, webview: tab.webview))
+            let status = event.params["status"]?.stringValue ?? "crashed"
+            let code = event.params["errorCode"]?.intValue.map { ", code \($0)" } ?? ""
+            emit(.shell(.crashed(session: tab.session, webview: tab.webview, reason: "the page's renderer process died (\(status)\(code))")))
+        case "Browser.downloadWillBegin":
+            downloadBegan(event)
         default:
             break
         }
@@ -1008,6 +1028,7 @@ public actor BrowserHost {
     private func handleTabEvent(_ event: CDPEvent, key: TabKey, tab: Tab, cdp: CDPConnection) async {
         let t = options.callTimeoutSeconds
         lastTabActivity = DispatchTime.now().uptimeNanoseconds
+        if handleShellEvent(event, tab: tab, cdp: cdp) { return }
         switch event.method {
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.stringValue == tab.targetId else { return }
@@ -1067,6 +1088,16 @@ public actor BrowserHost {
                     for (name, value) in post.headers { headers[name] = .string(value) }
                     params["headers"] = .array(headers.map { .object(["name": .string($0.key), "value": $0.value]) })
                 }
+                // A load the browser will not let through stays paused for good: the web view is
+                // told it failed (`webview.failed`), not left blank without a word.
+                let emit = self.emit, (session, webview, cdpSession) = (tab.session, tab.webview, tab.cdpSession), continued = params
+                let letThrough: @Sendable () async -> Void = {
+                    do {
+                        _ = try await cdp.call("Fetch.continueRequest", continued, session: cdpSession, timeout: t)
+                    } catch {
+                        emit(.loadFailed(session: session, webview: webview, url: url, reason: "the browser did not let the page's load through: \(error)"))
+                    }
+                }
                 if let client = tab.clientReady {
                     // Not before the page's client is in place; meanwhile other events go on.
                     // (Kept until openTabNow has seen it settle: any document of the tab waits.)
@@ -1075,12 +1106,12 @@ public actor BrowserHost {
                         if (try? await client.value) == nil {
                             _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: s, timeout: t)
                         } else {
-                            _ = try? await cdp.call("Fetch.continueRequest", params, session: s, timeout: t)
+                            await letThrough()
                         }
                     }
                     return
                 }
-                _ = try? await cdp.call("Fetch.continueRequest", params, session: tab.cdpSession, timeout: t)
+                await letThrough()
                 return
             }
             if !tab.decidedNavigations.isEmpty {
@@ -1101,9 +1132,16 @@ public actor BrowserHost {
             if method != "GET", request?["hasPostData"]?.boolValue == true {
                 if let inline = request?["postData"]?.stringValue {
                     postData = Array(inline.utf8)
-                } else if let body = try? await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t),
-                          let text = body["postData"]?.stringValue {
-                    postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                } else {
+                    do {
+                        let body = try await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t)
+                        if let text = body["postData"]?.stringValue {
+                            postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                        }
+                    } catch {
+                        // Said, not swallowed: the new web view's POST goes without its body.
+                        emit(.warning("\(tab.session) \(tab.webview): the body of the \(method) to \(url) could not be read (\(error)); its web view sends it without one"))
+                    }
                 }
             }
             var headers: [String: String] = [:]
@@ -1174,8 +1212,6 @@ public actor BrowserHost {
                 // The session's spare first, then (after it) a context for the next session.
                 if spares[tab.session] == nil, makingSpares[tab.session] == nil { makeSpare(session: tab.session) } else { makeFreeContext() }
             }
-        case "Inspector.targetCrashed":
-            emit(.tabCrashed(session: tab.session, webview: tab.webview))
         default:
             break
         }

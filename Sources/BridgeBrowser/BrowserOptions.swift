@@ -150,8 +150,11 @@ public enum BrowserEvent: Sendable, Equatable {
     /// A tab's page could not be loaded after its load started (`reason`: Chromium's net
     /// error, e.g. `net::ERR_CONNECTION_REFUSED`): Chromium shows its error page instead.
     case loadFailed(session: String, webview: ItemID, url: String, reason: String)
-    /// A tab's renderer died.
-    case tabCrashed(session: String, webview: ItemID)
+    /// What a tab's page handed to its shell (a dialog, a file chooser, a download) or how it
+    /// failed (its renderer died, it stopped answering): BrowserHost+Shell.swift.
+    case shell(ShellEvent)
+    /// Something went wrong that the owner's log must say (nothing else changes).
+    case warning(String)
     /// Chromium itself went away; every tab of these sessions is gone.
     case browserCrashed(sessions: [String])
     /// With `BrowserOptions.devtools`, no new Chromium could be started after one went away

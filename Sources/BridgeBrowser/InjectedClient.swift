@@ -54,13 +54,9 @@ public enum InjectedClient {
         }
     }
 
-    /// The Hotwire Native side of a tab (`hotwire.js`, docs/HOTWIRE.md) for `profile`. (The
-    /// `pathConfigurationUrl` is the daemon's to fetch: no page is told it.)
-    public static func hotwireScript(template: String, profile: HotwireProfile) -> String {
-        let config: JSONObject = [
-            "platform": .string(profile.platform.rawValue),
-            "components": .array(profile.components.map(JSONValue.string)),
-        ]
-        return template.replacingOccurrences(of: "/*@HOTWIRE_CONFIG@*/ null", with: JSONValue.object(config).jsonString)
+    /// A session profile's page script (e.g. `hotwire.js` of hotwire-native sessions,
+    /// docs/HOTWIRE.md) from its asset's text `template`: the profile's config written in.
+    public static func profileScript(template: String, _ script: ProfilePageScript) -> String {
+        template.replacingOccurrences(of: script.marker, with: script.config.jsonString)
     }
 }

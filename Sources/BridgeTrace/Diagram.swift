@@ -32,8 +32,8 @@ public enum StackDiagram {
         case .binaryFrame(let c): return "binary frame from \(c)"
         case .timerFired(let key): return "foreground timer \(key.token) of session \(key.session) fired"
         case .sweep: return "idle sweep"
-        case .openBrowserSession(let url, let profile):
-            return "bridged open \(url)" + (profile["profile"]?.stringValue.map { " --profile \($0)" } ?? "")
+        case .openBrowserSession(let url, let profile, _):
+            return "bridged open \(url)" + (profile.isPlain ? "" : " --profile \(profile.name)")
         case .host(let result):
             switch result {
             case .tabOpened(let s, let w, _, _): return "the browser opened \(w)'s tab of \(s)"
@@ -46,6 +46,7 @@ public enum StackDiagram {
             case .browserCrashed: return "the browser crashed"
             case .pathConfigurationFetched(let s, let url, .document): return "the browser fetched \(s)'s path configuration \(url)"
             case .pathConfigurationFetched(let s, let url, .failed(let why)): return "\(s)'s path configuration \(url) failed: \(why)"
+            case .shell(let event): return "the browser's shell: \(event.traceFields["what"]?.stringValue ?? "event") of \(event.traceFields["webview"]?.stringValue ?? "") of \(event.traceFields["session"]?.stringValue ?? "")"
             }
         case .frame(let c, let bytes):
             guard let v = try? JSONParser.parse(bytes, maxDepth: 64) else { return "unparsable frame from \(c)" }

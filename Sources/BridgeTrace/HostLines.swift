@@ -31,6 +31,7 @@ enum HostLines {
             case .done: o["done"] = true
             case .image(let jpeg): o["image"] = .string(Base64.encode(jpeg))
             case .failed(let message): o["failed"] = .string(message)
+            case .unresponsive(let message): o["unresponsive"] = .string(message)
             }
         case .browserCrashed(let sessions):
             o["what"] = "browser-crashed"; o["sessions"] = .array(sessions.map { .string($0) })
@@ -40,6 +41,8 @@ enum HostLines {
             case .document(let document): o["document"] = document
             case .failed(let message): o["failed"] = .string(message)
             }
+        case .shell(let event):
+            o["what"] = "shell"; o["event"] = .object(event.traceFields)
         }
     }
 
@@ -80,6 +83,8 @@ enum HostLines {
             o["what"] = "screenshot"; request(r); o["session"] = .string(s); o["target"] = .string(target.description)
         case .fetchPathConfiguration(let s, let w, let url):
             o["what"] = "fetch-path-configuration"; o["session"] = .string(s); o["webview"] = .string(w.description); o["url"] = .string(url)
+        case .shell(let work):
+            o["what"] = "shell"; o["work"] = .object(work.traceFields)
         }
     }
 
@@ -158,6 +163,7 @@ enum HostLines {
             if let value = r.v["value"] { return .answered(request, .value(value)) }
             if r.v["done"] != nil { return .answered(request, .done) }
             if let image = try r.base64("image") { return .answered(request, .image(image)) }
+            if let message = r.v["unresponsive"]?.stringValue { return .answered(request, .unresponsive(message)) }
             return .answered(request, .failed(try r.string("failed")))
         case "path-configuration-fetched":
             let s = try r.string("session"), url = try r.string("url")
@@ -166,6 +172,11 @@ enum HostLines {
         case "browser-crashed":
             guard let list = r.v["sessions"]?.arrayValue else { throw TraceError(line: r.line, "a \"browser-crashed\" line needs \"sessions\"") }
             return .browserCrashed(sessions: list.compactMap(\.stringValue))
+        case "shell":
+            guard let fields = r.v["event"]?.objectValue, let event = ShellEvent(traceFields: fields) else {
+                throw TraceError(line: r.line, "a \"shell\" host-result line needs an \"event\" such as {\"what\":\"dialog-opened\",…}")
+            }
+            return .shell(event)
         default:
             throw TraceError(line: r.line, "unknown host result \"\(what)\"")
         }
@@ -197,6 +208,11 @@ enum HostLines {
         case "screenshot": return .screenshot(try r.request(), session: try r.string("session"), target: try r.id("target"))
         case "fetch-path-configuration":
             return .fetchPathConfiguration(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"))
+        case "shell":
+            guard let fields = r.v["work"]?.objectValue, let work = ShellWork(traceFields: fields) else {
+                throw TraceError(line: r.line, "a \"shell\" host line needs a \"work\" such as {\"what\":\"answer-dialog\",…}")
+            }
+            return .shell(work)
         default:
             throw TraceError(line: r.line, "unknown host work \"\(what)\"")
         }

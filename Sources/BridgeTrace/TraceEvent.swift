@@ -198,9 +198,10 @@ extension TraceEvent {
                 o["k"] = "sweep"
             case .host(let result):
                 o["k"] = "host-result"; HostLines.write(result, into: &o)
-            case .openBrowserSession(let url, let profile):
+            case .openBrowserSession(let url, let profile, let params):
                 o["k"] = "open"; o["url"] = .string(url)
-                if !profile.isEmpty { o["profile"] = .object(profile) }
+                if !profile.isPlain { o["profile"] = .object(profile.params) }
+                if !params.isEmpty { o["params"] = .object(params) }
             }
             if !random.isEmpty { o["rand"] = .array(random.map { .string(Hex.word($0)) }) }
         case .output(let effect, _):
@@ -275,7 +276,16 @@ extension TraceEvent {
         case "stack": return .stack(session: try string("session"), stack: v["stack"]?.stringValue, at: t)
         case "host-result": return .input(.host(try HostLines.result(HostLines.Reader(v: v, line: number, kind: kind))), at: t, random: random)
         case "open":
-            return .input(.openBrowserSession(url: try string("url"), profile: v["profile"]?.objectValue ?? JSONObject()), at: t, random: random)
+            var profile = SessionProfile.plain
+            if let params = v["profile"]?.objectValue {
+                do {
+                    profile = try SessionProfile.parse(params)
+                } catch {
+                    throw TraceError(line: number, "the profile of \"open\": \(error.message)")
+                }
+            }
+            return .input(.openBrowserSession(url: try string("url"), profile: profile, params: v["params"]?.objectValue ?? JSONObject()),
+                          at: t, random: random)
         case "host" where v["call"] != nil, "host-abandon", "host-event", "hostout":
             throw TraceError(line: number, "a browser line of an older bridged (\"\(kind)\"): its host lines were text and cannot be replayed; record the session again")
         case "host": return .output(.host(try HostLines.work(HostLines.Reader(v: v, line: number, kind: kind))), at: t)

@@ -76,7 +76,7 @@ struct CheckCommand: ParsableCommand {
 
     @OptionGroup var shell: HotwireShellOptions
 
-    static let profiles = CheckProfile.allCases.map(\.rawValue)
+    static let profiles = [SessionProfile.plainName] + ProfileRegistry.standard.names
 
     static let maxStatesLimit = 1000
 
@@ -96,9 +96,10 @@ struct CheckCommand: ParsableCommand {
         guard (1...Self.maxStatesLimit).contains(maxStates) else { throw fail("--max-states must be between 1 and \(Self.maxStatesLimit) (got \(maxStates))") }
         guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
         guard ["accept", "dismiss"].contains(dialogs) else { throw fail("--dialogs must be accept or dismiss (got \(dialogs))") }
-        guard let checkProfile = CheckProfile(rawValue: profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
-        let sessionParams: JSONObject
-        do { sessionParams = try shell.params(profile: profile) } catch let e as ValidationError { throw fail(e.message) }
+        guard Self.profiles.contains(profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
+        let session: SessionProfile
+        do { session = try shell.profile(named: profile) } catch let e as ValidationError { throw fail(e.message) }
+        guard let checkProfile = CheckProfile(rawValue: session.checkRules) else { throw fail("--profile \(profile): no check rules") }
         if let viewport, BrowserOptions.parseViewport(viewport) == nil {
             throw fail("--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
         }
@@ -150,7 +151,7 @@ struct CheckCommand: ParsableCommand {
         var options = CheckOptions(url: url, steps: parsedSteps, budgetMs: budgetMs, maxStates: maxStates, host: "127.0.0.1", port: daemon.port)
         options.timeout = Double(timeoutS)
         options.profile = checkProfile
-        options.sessionParams = sessionParams
+        options.session = session
         options.dialogs = dialogs
         let result: CheckReport
         do {

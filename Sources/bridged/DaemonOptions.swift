@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import BridgeBrowser
 import BridgeProtocol
 import BridgeServer
@@ -118,6 +119,9 @@ struct DaemonOptions: ParsableArguments {
     @Option(name: .customLong("max-snapshot-bytes"), help: "Most bytes of placeholder snapshots (JPEG) kept per browser session; the oldest go first.")
     var maxSnapshotBytes: Int = 8 << 20
 
+    @Option(name: .customLong("max-tabs-per-session"), help: "Most live tabs a browser session may have (a tab costs about 140 MiB of Chromium's memory); a navigation past it is refused with a session.limit event (1...256; default: an eighth of this machine's memory in tabs, between 4 and 64).")
+    var maxTabsPerSession: Int?
+
     /// `--token`, else a non-empty `BRIDGED_TOKEN`.
     var resolvedToken: String? {
         if let token { return token }
@@ -143,6 +147,9 @@ struct DaemonOptions: ParsableArguments {
         try check(BrowserOptions.parseViewport(viewport) != nil,
                   "--viewport must be WIDTHxHEIGHT, each between 100 and 4000 (got '\(viewport)')")
         try check(maxSnapshotBytes >= 0, "--max-snapshot-bytes must be at least 0 (got \(maxSnapshotBytes))")
+        if let maxTabsPerSession {
+            try check((1...256).contains(maxTabsPerSession), "--max-tabs-per-session must be between 1 and 256 (got \(maxTabsPerSession))")
+        }
         if let instance {
             try check(BridgeConfiguration.isValidInstance(instance),
                       "--instance '\(instance)' must be 1 to 16 characters from a-z and 0-9 (session ids become s-NAME-RANDOM)")
@@ -240,10 +247,13 @@ extension DaemonOptions {
             daemon.browser.options.viewportHeight = size.height
         }
         daemon.bridge.snapshotBytesPerSession = maxSnapshotBytes
+        daemon.bridge.maxTabsPerSession = maxTabsPerSession ?? BridgeConfiguration.defaultMaxTabs(physicalMemory: ProcessInfo.processInfo.physicalMemory)
         daemon.browser.options.devtools = devtools
         daemon.browser.options.spareTabsSetting = spareTabs
         daemon.browser.injectTemplate = String(decoding: EmbeddedAssets.bytes(named: "inject.js") ?? [], as: UTF8.self)
-        daemon.browser.hotwireJS = String(decoding: EmbeddedAssets.bytes(named: "hotwire.js") ?? [], as: UTF8.self)
+        for asset in ProfileRegistry.standard.scriptAssets {
+            daemon.browser.profileScripts[asset] = String(decoding: EmbeddedAssets.bytes(named: asset) ?? [], as: UTF8.self)
+        }
         daemon.browser.bridgeJS = String(decoding: EmbeddedAssets.bytes(named: "bridge.js") ?? [], as: UTF8.self)
         return daemon
     }

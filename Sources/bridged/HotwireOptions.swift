@@ -12,9 +12,8 @@ struct ProfileOptions: ParsableArguments {
 
     @OptionGroup var shell: HotwireShellOptions
 
-    /// The profile's `session.create` params (empty without `--profile`), checked as
-    /// `session.create` checks them.
-    func profileParams() throws -> JSONObject { try shell.params(profile: profile) }
+    /// The session's profile (plain without `--profile`), parsed as `session.create` parses it.
+    func sessionProfile() throws -> SessionProfile { try shell.profile(named: profile) }
 }
 
 /// The Hotwire Native shell's options, one declaration for `bridged open` and `bridged check`
@@ -31,10 +30,11 @@ struct HotwireShellOptions: ParsableArguments {
             help: "With --profile hotwire-native: the bridge components native registers, space-separated, e.g. \"form menu\".")
     var bridgeComponents: String?
 
-    /// The `session.create` params of `profile` and these options, checked as `session.create`
-    /// checks them; a file that cannot be read or is not JSON is refused. The messages name the
-    /// flags (`--platform needs "profile": "hotwire-native"`), not `session.create`'s params.
-    func params(profile: String?) throws -> JSONObject {
+    /// The profile `profile` and these options make, parsed by `SessionProfile.parse` (as
+    /// `session.create` parses its params); a file that cannot be read or is not JSON is
+    /// refused. The messages name the flags (`--platform needs --profile hotwire-native`), not
+    /// `session.create`'s params.
+    func profile(named profile: String?) throws -> SessionProfile {
         // The flags given without the profile are named here, as the user typed them.
         if profile == nil || profile == "astro" {
             let given = [("--platform", platform), ("--path-configuration", pathConfiguration),
@@ -67,8 +67,7 @@ struct HotwireShellOptions: ParsableArguments {
             }
         }
         do {
-            _ = try HotwireProfile.parse(params)
-            return params
+            return try SessionProfile.parse(params)
         } catch {
             // The library's message names session.create's params; say which flag it was.
             switch error.param {

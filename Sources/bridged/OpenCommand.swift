@@ -14,7 +14,8 @@ struct OpenCommand: ParsableCommand {
             ones name the dashboard, where the session's stack shows. Needs Chromium (Debian \
             package 'chromium', or --chromium PATH). With --devtools, a line `devtools ws://…` \
             follows the dashboard's (docs/PLAYWRIGHT.md). When the session cannot be opened (URL \
-            longer than --max-url-bytes, --max-sessions reached), it says why and exits with status 1.
+            longer than --max-url-bytes, --max-sessions reached, its tab cannot open: no Chromium), it \
+            says why and exits with status 1.
             """)
 
     @Argument(help: "The page to open, e.g. http://127.0.0.1:8787/app/astro.html.")
@@ -28,24 +29,29 @@ struct OpenCommand: ParsableCommand {
         guard url.hasPrefix("http://") || url.hasPrefix("https://") else {
             throw ValidationError("URL must be an http:// or https:// address (got '\(url)')")
         }
-        _ = try profile.profileParams()
+        _ = try profile.sessionProfile()
     }
 
     func run() throws {
         let (daemon, config, logger) = try options.makeDaemon()
         let url = self.url
-        let params = try profile.profileParams()
+        let sessionProfile = try profile.sessionProfile()
         let failure = StartupFailure()
+        daemon.onOpenFailure = { [unowned daemon] _, reason in
+            // The session's root tab could not open: nothing is open, so nothing is served for it.
+            failure.message = "cannot open \(url): \(reason)"
+            daemon.remote.stop()
+        }
         daemon.onStart = { [unowned daemon, options] port in
             options.whenReady(daemon, failure: failure) { devtools in
                 let origin = config.transport.displayURL(port: port)
                 Stdout.writeLine("listening on \(origin)")
                 Stdout.writeLine("dashboard \(origin)/")
                 if let devtools { Stdout.writeLine("devtools \(devtools)") }
-                let what = params["profile"]?.stringValue.map { "a \($0) browser session" } ?? "a browser session"
+                let what = sessionProfile.isPlain ? "a browser session" : "a \(sessionProfile.name) browser session"
                 Stdout.writeLine("opening \(url) in \(what)")
                 do throws(ProtocolError) {
-                    try daemon.openBrowserSession(url: url, profile: params)
+                    try daemon.openBrowserSession(url: url, profile: sessionProfile)
                 } catch {
                     // Logged by the daemon; `run` says it on stderr and exits with status 1.
                     failure.message = "cannot open \(url): \(error.message)"

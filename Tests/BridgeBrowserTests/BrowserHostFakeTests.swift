@@ -38,10 +38,11 @@ import Testing
         #expect(attached.params == ["targetId": "T1", "flatten": true])
         // The tab's setup, all on its own session, before its page loads.
         let setup = chromium.methods(session: "S-T1")
-        #expect(Set(setup.prefix(7)) == ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
-                                         "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled"])
+        #expect(Set(setup.prefix(8)) == ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
+                                         "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled",
+                                         "Page.setInterceptFileChooserDialog"])
         // The root's first load is watched with the Network domain (why it fails, if it does).
-        #expect(Array(setup.dropFirst(7)) == ["Page.addScriptToEvaluateOnNewDocument", "Network.enable", "Runtime.evaluate"])
+        #expect(Array(setup.dropFirst(8)) == ["Page.addScriptToEvaluateOnNewDocument", "Network.enable", "Runtime.evaluate"])
         let fetch = try await chromium.next("Fetch.enable")
         #expect(fetch.params["patterns"] == [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]])
         let ua = try await chromium.next("Emulation.setUserAgentOverride")
@@ -428,10 +429,10 @@ import Testing
         // A tab's renderer: reported either way Chromium says it.
         chromium.emit("Inspector.targetCrashed", session: "S-T1")
         let tab = try await events.next { _ in true }
-        #expect(tab == .tabCrashed(session: "s1", webview: .webview(1)))
+        #expect(tab == .shell(.crashed(session: "s1", webview: .webview(1), reason: "the page's renderer process died")))
         chromium.emit("Target.targetCrashed", ["targetId": "T1", "status": "crashed", "errorCode": 9])
         let again = try await events.next { _ in true }
-        #expect(again == .tabCrashed(session: "s1", webview: .webview(1)))
+        #expect(again == .shell(.crashed(session: "s1", webview: .webview(1), reason: "the page's renderer process died (crashed, code 9)")))
 
         // The browser itself: a call under way fails, the sessions are named, the tabs are gone.
         chromium.on("Page.captureScreenshot") { _ in .later }

@@ -15,7 +15,8 @@ import Testing
     let debug = Inbox<String>()
 
     static let setup: Set<String> = ["Page.enable", "Fetch.enable", "Emulation.setUserAgentOverride", "Emulation.setDeviceMetricsOverride",
-                                     "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled"]
+                                     "Emulation.setTouchEmulationEnabled", "Network.setBypassServiceWorker", "Page.setLifecycleEventsEnabled",
+                                     "Page.setInterceptFileChooserDialog"]
 
     func makeHost(_ configure: (inout BrowserOptions) -> Void = { _ in }) -> BrowserHost {
         var options = BrowserOptions()
@@ -66,7 +67,7 @@ import Testing
         // no injected client (it names a web view).
         // (In the background: the top web view stays in front.)
         #expect(created(in: "C1").map(\.params) == [["url": "about:blank", "browserContextId": "C1"], ["url": "about:blank", "browserContextId": "C1", "background": true]])
-        #expect(Set(chromium.methods(session: "S-T2")) == Self.setup && chromium.methods(session: "S-T2").count == 7)
+        #expect(Set(chromium.methods(session: "S-T2")) == Self.setup && chromium.methods(session: "S-T2").count == 8)
         let uas = chromium.commands.all.filter { $0.method == "Emulation.setUserAgentOverride" }
         #expect(uas.count == 3 && uas[0].params == uas[1].params && uas[0].sessionId == "S-T1" && uas[1].sessionId == "S-T2")
         #expect(await host.tabCount == 1, "the spare is no web view's tab")
@@ -75,7 +76,7 @@ import Testing
         // W2 is the spare: its client added, brought to front, its url loaded, sent in that
         // order without waiting for each other; no tab is created for it.
         #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: "w2") == "T2")
-        let taken = Array(chromium.methods(session: "S-T2").dropFirst(7))
+        let taken = Array(chromium.methods(session: "S-T2").dropFirst(8))
         #expect(taken == ["Page.addScriptToEvaluateOnNewDocument", "Page.bringToFront", "Page.navigate"])
         let script = try await chromium.next("Page.addScriptToEvaluateOnNewDocument") { $0.sessionId == "S-T2" }
         #expect(script.params == ["source": "w2", "runImmediately": true])
@@ -218,7 +219,7 @@ import Testing
         #expect(chromium.commands.all.filter { $0.method == "Target.createBrowserContext" }.count == before, "no context made for it")
         // Its root is the tab ahead: the client, then the page replaces about:blank.
         #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "http://app.test/c", script: "s2w1", root: true) == "T3")
-        let taken = Array(chromium.methods(session: "S-T3").dropFirst(7))
+        let taken = Array(chromium.methods(session: "S-T3").dropFirst(8))
         #expect(taken == ["Page.addScriptToEvaluateOnNewDocument", "Page.bringToFront", "Network.enable", "Runtime.evaluate"])
         let replace = try await chromium.next("Runtime.evaluate") { $0.sessionId == "S-T3" }
         #expect(replace.params["expression"] == #"location.replace("http://app.test/c"); true"#)
@@ -436,7 +437,7 @@ import Testing
         #expect(await host.contextAhead() == nil)
         #expect(chromium.commands.all.filter { $0.method == "Target.createTarget" }.count == 1)
         #expect(try await host.openTab(session: "s1", webview: .webview(2), url: "http://app.test/b", script: nil) == "T2")
-        #expect(Set(chromium.methods(session: "S-T2").prefix(7)) == Self.setup)
+        #expect(Set(chromium.methods(session: "S-T2").prefix(8)) == Self.setup)
         await host.shutdown()
     }
 

@@ -149,6 +149,10 @@ import Testing
         Self.message(&h, page, "visitProposed", ["location": "http://h/numbers", "options": ["action": "advance"]])
         #expect(h.stackIDs(sid) == "W1 N1", "the web view stays below the native screen")
         #expect(h.take(page.client).map { $0["event"] } == ["hotwire.cacheSnapshot"])
+        // The native screen's item names its screen (the `view_controller`), in the stack as in the tree.
+        let got = h.sessionGet(sid)["result"]
+        #expect(got?["stack"]?[1]?["screen"] == "numbers" && got?["tree"]?["tabs"]?[0]?["stack"]?[1]?["screen"] == "numbers", "\(got ?? .null)")
+        #expect(h.eventParams(ctl, "stack.changed").last?["stack"]?[1]?["screen"] == "numbers")
         _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
         #expect(h.stackIDs(sid) == "W1")
         // iOS visits the uncovered web screen with `restore` (visitableViewWillAppear).
@@ -459,19 +463,21 @@ import Testing
     }
 
     /// `bridged open URL [--profile hotwire-native …]`: the daemon's own command.
-    @Test func theOpenCommandWithAndWithoutAProfile() {
+    @Test func theOpenCommandWithAndWithoutAProfile() throws {
         var h = BridgeHarness()
         h.bridge.apply(.openBrowserSession(url: "http://h/a/"), at: h.now)
         h.collect()
         guard case .openTab(let plain, _, "http://h/a/", _, nil, true)? = h.hostCalls.last else { Issue.record("no tab: \(h.hostCalls)"); return }
         #expect(!h.bridge.isHotwireSession(plain))
-        h.bridge.apply(.openBrowserSession(url: "http://h/b/", profile: ["profile": "hotwire-native", "platform": "android"]), at: h.now)
+        let profile = try SessionProfile.parse(["profile": "hotwire-native", "platform": "android"])
+        h.bridge.apply(.openBrowserSession(url: "http://h/b/", profile: profile), at: h.now)
         h.collect()
         guard case .openTab(let hot, _, "http://h/b/", _, nil, true)? = h.hostCalls.last else { Issue.record("no tab: \(h.hostCalls)"); return }
         #expect(h.bridge.hotwireProfile(session: hot)?.platform == .android)
-        let count = h.hostCalls.count
-        h.bridge.apply(.openBrowserSession(url: "http://h/c/", profile: ["profile": "nope"]), at: h.now)
-        h.collect()
-        #expect(h.hostCalls.count == count && h.bridge.sessionCount == 2)
+        #expect(h.bridge.sessionProfile(hot) == profile)
+        // A profile that does not parse never becomes an input.
+        #expect(throws: ProfileError("unknown profile \"nope\": \"astro\" (the default) or \"hotwire-native\"")) {
+            try SessionProfile.parse(["profile": "nope"])
+        }
     }
 }

@@ -41,6 +41,7 @@ import Testing
             "navigation.popToRoot", "ping", "router.get", "router.perform", "router.resolve", "router.selectTab",
             "session.close", "session.create", "session.get", "session.list", "session.subscribe",
             "session.screenshot", "session.unsubscribe", "placeholder.snapshot", "webview.click", "webview.evaluate", "webview.type",
+            "webview.dialog.answer", "webview.reload", "webview.setFiles", "session.setGeolocation",
         ].sorted())
         // Each controller method lands in a distinct case.
         let cases = BridgeMethod.allCases.compactMap(ControllerMethod.init)

@@ -69,8 +69,9 @@ import Testing
         let (controller, session, token) = try await browserSession(fake)
         // HostWork.openTab(root) → a context, a tab, its setup, the page replacing about:blank.
         let browserMethods = chromium.methods(session: nil)
-        #expect(Array(browserMethods.prefix(5)) == ["Browser.getVersion", "Target.setDiscoverTargets", "Target.createBrowserContext",
-                                                    "Target.createTarget", "Target.attachToTarget"])
+        // (The context reports its downloads and denies them before its first tab: BrowserHost+Shell.swift.)
+        #expect(Array(browserMethods.prefix(6)) == ["Browser.getVersion", "Target.setDiscoverTargets", "Target.createBrowserContext",
+                                                    "Browser.setDownloadBehavior", "Target.createTarget", "Target.attachToTarget"])
         let replace = try await chromium.next("Runtime.evaluate")
         #expect(replace.sessionId == "S-T1" && replace.params["expression"] == #"location.replace("http://app.test/a"); true"#)
         // tabOpened came back: the session knows its tab.
@@ -197,10 +198,14 @@ import Testing
         #expect(shot.id > removed.id)
         try await fake.serviceRemote { Self.reply(fake, to: controller, id: 3) != nil }
         #expect(Self.reply(fake, to: controller, id: 3)?["result"]?["data"] != nil)
-        // Its web view's tab closed: the daemon forgets its overlay changes.
-        #expect(daemon.browser?.overlays.count == 1)
+        // Its web view's tab closed: the daemon forgets its page lane; the session closed, its
+        // session lane.
+        #expect(daemon.browser?.lanes.count.pages == 1)
         daemon.performHost(.closeTab(session: session, webview: .webview(1)))
-        #expect(daemon.browser?.overlays.isEmpty == true)
+        #expect(daemon.browser?.lanes.count.pages == 0)
+        #expect(daemon.browser?.lanes.count.sessions == 1)
+        daemon.performHost(.closeSession(session: session))
+        #expect(daemon.browser?.lanes.count.sessions == 0)
     }
 
     /// A bring-to-front the Bridge asks for after a close (a routed session's new top after a
@@ -273,7 +278,7 @@ import Testing
         }
         #expect(daemon.bridge.sessionCount == 0)
         #expect(chromium.launches == 0, "no browser was started")
-        #expect(throws: ProtocolError.self) { try daemon.openBrowserSession(url: "http://app.test/", profile: ["profile": "nope"]) }
+        #expect(throws: ProfileError.self) { try SessionProfile.parse(["profile": "nope"]) }  // never reaches the daemon
         // At the limit of sessions: refused with limit-exceeded.
         let (full, _) = make { $0.bridge.maxSessions = 1 }
         let first = try full.openBrowserSession(url: "http://app.test/")
@@ -282,5 +287,28 @@ import Testing
             try full.openBrowserSession(url: "http://app.test/")
         }
         #expect(full.bridge.sessionCount == 1)
+    }
+
+    /// A session the daemon opened itself (`bridged open`) whose root tab cannot open is said to
+    /// its owner (the command exits 1), not left as a daemon serving nothing.
+    @Test func bridgedOpenHearsThatItsTabCannotOpen() async throws {
+        chromium.failLaunches(with: .notInstalled("chromium"))
+        let (daemon, fake) = make()
+        let heard = Locked<[String]>([])
+        daemon.onOpenFailure = { session, reason in heard.withLock { $0.append("\(session): \(reason)") } }
+        let sid = try daemon.openBrowserSession(url: "http://app.test/")
+        try await fake.serviceRemote { !heard.withLock { $0 }.isEmpty }
+        let lines = heard.withLock { $0 }
+        #expect(lines.count == 1 && lines[0].hasPrefix("\(sid): Chromium is not installed"), "\(lines)")
+        // A controller's session failing the same way is its creator's to hear, not the daemon's.
+        let (other, otherFake) = make()
+        let called = Locked(false)
+        other.onOpenFailure = { _, _ in called.withLock { $0 = true } }
+        let controller = otherFake.open()
+        otherFake.receive(controller, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        otherFake.receive(controller, #"{"id":2,"method":"session.create","params":{"url":"http://app.test/","browser":true}}"#)
+        try await otherFake.serviceRemote { Self.reply(otherFake, to: controller, id: 2) != nil }
+        #expect(Self.reply(otherFake, to: controller, id: 2)?["error"]?["code"] == "browser-error")
+        #expect(!called.withLock { $0 })
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hotwire.js — what a Hotwire Native app puts into its web view, played by bridged in every
 // top-level document of a `hotwire-native` session's tabs (docs/HOTWIRE.md). It runs after
 // inject.js (the page's bridge to the daemon is window.__bridgedInjected.bridge) and installs,

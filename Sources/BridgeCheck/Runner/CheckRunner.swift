@@ -345,7 +345,8 @@ public final class CheckRunner {
         var params: JSONObject = ["url": .string(options.url), "browser": true, "dialogs": .string(options.dialogs)]
         if hotwire {
             params["profile"] = .string(CheckProfile.hotwireNative.rawValue)
-            for (k, v) in zip(options.sessionParams.keys, options.sessionParams.values) { params[k] = v }
+            let profileParams = options.session.params
+            for (k, v) in zip(profileParams.keys, profileParams.values) { params[k] = v }
         }
         do {
             // Chromium may have to start first: 30 s more than a page gets.
@@ -390,7 +391,7 @@ public final class CheckRunner {
             let title = v["title"]?.stringValue ?? ""
             throw CheckCannotRun("the start page \(options.url) answered HTTP \(status) in the browser\(title.isEmpty ? "" : " (\"\(title)\")"): give the url of the app's start page as the browser should load it")
         }
-        if hotwire, let url = options.sessionParams["pathConfigurationUrl"]?.stringValue {
+        if hotwire, let url = options.session.params["pathConfigurationUrl"]?.stringValue {
             // The rules of the server copy apply from the first tap on: wait for its answer.
             try ctl.pump(max(0, deadline.timeIntervalSinceNow)) { pathConfiguration != nil }
             guard let answer = pathConfiguration else {

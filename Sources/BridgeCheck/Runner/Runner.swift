@@ -20,9 +20,9 @@ public struct CheckOptions: Sendable {
     public var timeout: Double = 30
     /// `--profile`: the native shell the app is written for (`astro`, `hotwire-native`).
     public var profile: CheckProfile = .astro
-    /// hotwire-native: the profile's `session.create` params (`profile`, `platform`,
-    /// `pathConfiguration` or `pathConfigurationUrl`, `bridgeComponents`).
-    public var sessionParams: JSONObject = [:]
+    /// The session's profile (parsed once, by `SessionProfile.parse`): its params go into the
+    /// check's `session.create`.
+    public var session: SessionProfile = .plain
     /// The most screenshots the report keeps (one after each step); later steps have none.
     public var maxScreenshots: Int = CheckOptions.defaultMaxScreenshots
     public static let defaultMaxScreenshots = 200

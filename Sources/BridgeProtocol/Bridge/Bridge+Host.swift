@@ -13,66 +13,6 @@
 /// caused. The snapshot rule: a browser session's `pwa-navigate` is answered after its snapshot
 /// (the PWA changes nothing until the reply, so the tab shows what the placeholder stands for).
 
-/// The browser side of one session.
-struct BrowserState: Equatable {
-    struct Snapshot: Equatable {
-        var placeholder: ItemID
-        var jpeg: [UInt8]
-    }
-    struct Failure: Equatable {
-        var webview: ItemID
-        var url: String
-        var reason: String
-    }
-    /// Snapshots of the placeholders on the stack, oldest first, within the byte budget.
-    var snapshots: [Snapshot] = []
-    /// The image of the placeholder a back discarded last (shown over the tab it uncovers).
-    var discarded: [UInt8]?
-    /// POSTs the browser stopped, by url, until the web view they became opens its tab.
-    var posts: [String: NavigationStop] = [:]
-    /// Navigations stopped in a tab before its page connected, by web view (the latest).
-    var waitingNavigations: [ItemID: NavigationStop] = [:]
-    /// Web views whose tab could not open or whose page could not load, oldest first.
-    var failed: [Failure] = []
-    /// The browser's ids of the web views' tabs and of the session's context (`session.get`,
-    /// `webview.open`): a DevTools client (Playwright, Puppeteer) maps its pages to web views.
-    var targetIds: [ItemID: String] = [:]
-    var browserContextId: String?
-    /// A web view pushed whose tab is not open yet: its `webview.open` goes out once it is,
-    /// with the tab's target id.
-    struct Unannounced: Equatable {
-        var url: String
-        var token: String
-    }
-    var unannounced: [ItemID: Unannounced] = [:]
-    /// The last url change the browser reported and the Bridge applied to a classic web view,
-    /// with the url it replaced and when. A page's `pwa-navigate` and the browser's report of the
-    /// `history.pushState` that follows it travel on different connections, and the report can
-    /// arrive first: the placeholder must then keep the url from before it (`pwaNavigate`).
-    struct URLReport: Equatable {
-        var webview: ItemID
-        var before: String
-        var after: String
-        var at: Int64
-    }
-    var lastURLReport: URLReport?
-    /// A routed session's web view whose tab the Bridge last had in front: when the active
-    /// stack's top web view is another one, its tab is brought to the front (or opened, if it
-    /// never had one) (`browserKeepFront`).
-    var front: ItemID?
-    /// Web views whose tab was asked for (`HostWork.openTab`) and not closed since.
-    var tabbed: Set<ItemID> = []
-    /// How long after the browser's report of a url change a `pwa-navigate` to that same url is
-    /// taken as the announcement the report overtook (microseconds). Both leave the page within
-    /// a millisecond; the window is wide so that a loaded machine does not matter, and bounded so
-    /// that a page announcing, much later, the url it already moved to is taken at its word.
-    static let overtakeWindow: Int64 = 5_000_000
-
-    func snapshot(of placeholder: ItemID) -> [UInt8]? {
-        snapshots.first { $0.placeholder == placeholder }?.jpeg
-    }
-}
-
 /// A connection waiting for the browser, with what waits with it.
 struct HeldConnection: Equatable {
     enum Wait: Equatable {
@@ -98,18 +38,24 @@ struct HeldConnection: Equatable {
     }
 }
 
-/// A `pwa-navigate` waiting for its snapshot, as it was checked; or (`hotwire`) a proposal of
-/// a hotwire-native session waiting for the snapshot of the screen it covers.
+/// A `pwa-navigate` waiting for its snapshot, as it was checked; or (`profile`) what a
+/// session's profile had wait for a snapshot (`holdForSnapshot`), resumed by its `resume` hook.
 struct PendingNavigate: Equatable {
     var id: Int64?
     var url: String?
     var title: String?
-    var hotwire: HotwireProposal?
+    var profile: ProfileBox?
 }
 
 extension Bridge {
     /// Whether `session` was created with `browser: true`.
     public func isBrowserSession(_ sid: String) -> Bool { sessions[sid]?.browser != nil }
+
+    /// The profile `session` has now (nil: no such session): what its tabs get injected.
+    public func sessionProfile(_ sid: String) -> SessionProfile? {
+        guard let s = sessions[sid] else { return nil }
+        return SessionProfile(s.profile?.configuration)
+    }
 
     /// The connection speaking for `webview` of `session`, if one does.
     public func pageClient(session sid: String, webview: ItemID) -> ClientID? {
@@ -133,13 +79,22 @@ extension Bridge {
     // MARK: Holding connections
 
     /// Moves the frames and closes for held connections queued since `mark` into their
-    /// connection's outbound queue.
+    /// connection's outbound queue. A controller waiting for the browser's answer to one of its
+    /// requests (`webview.evaluate` on a busy page, say) still hears events at once: its reply
+    /// keeps its place among its replies, and an event is no reply (nothing its waiting request
+    /// caused is sent before it answers: that request has done nothing yet).
     mutating func divertHeld(from mark: Int) {
         var i = mark
         while i < effects.count {
             let target: ClientID?
             switch effects[i] {
-            case .send(let c, _), .close(let c, _, _): target = c
+            case .send(let c, let bytes):
+                if case .answer? = held[c]?.wait, Self.isEventFrame(bytes) {
+                    target = nil
+                } else {
+                    target = c
+                }
+            case .close(let c, _, _): target = c
             default: target = nil
             }
             if let target, held[target] != nil {
@@ -147,6 +102,16 @@ extension Bridge {
             } else {
                 i += 1
             }
+        }
+    }
+
+    /// Whether `frame` is an event (`{"event":…`, as `emit` writes them), not a reply.
+    static func isEventFrame(_ frame: [UInt8]) -> Bool {
+        let prefix: StaticString = #"{"event":"#
+        guard frame.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { p in
+            for k in 0..<p.count where frame[k] != p[k] { return false }
+            return true
         }
     }
 
@@ -195,16 +160,17 @@ extension Bridge {
     /// `session.create {url, browser: true}`: the session is created as usual, its root web view
     /// becomes a tab, and the creator's reply waits for it.
     /// (No `client`: the daemon's own `bridged open`, answered to no one.)
-    /// With `profile`, a hotwire-native session (Bridge+Hotwire.swift); its result says so.
-    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: HotwireProfile? = nil,
-                                       now: Int64) throws(ProtocolError) {
+    /// With a `profile`, the profile starts the session (Profiles/); its result says which.
+    mutating func createBrowserSession(_ client: ClientID?, id: Int64?, url: String, profile: SessionProfile = .plain,
+                                       shell: ShellSettings? = nil, now: Int64) throws(ProtocolError) {
         try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
             s.browser = BrowserState()
+            if let shell { s.browser!.shell.settings = shell }
             let sid = s.id
             let w1 = ItemID.webview(1)
             let token = s.engine.webView(w1)!.token
             let rootURL = s.engine.webView(w1)?.url ?? url
-            if let profile { b.startHotwire(&s, profile: profile, url: rootURL) }
+            profile.behavior?.start(&b, &s, url: rootURL)
             s.browser!.tabbed.insert(w1)
             s.browser!.front = w1
             defer { b.effects.append(.host(.openTab(session: sid, webview: w1, url: rootURL, token: token, post: nil, root: true))) }
@@ -218,7 +184,7 @@ extension Bridge {
             w.key("token"); w.string(token)
             w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
             w.key("browser"); w.bool(true)
-            if profile != nil { w.key("profile"); w.string(HotwireProfile.name) }
+            if !profile.isPlain { w.key("profile"); w.string(profile.name) }
             w.endObject()
             w.endObject()
             b.hold(client, .sessionOpen(session: sid, id: id, reply: w.bytes))
@@ -237,12 +203,13 @@ extension Bridge {
         func webview() throws(ProtocolError) -> ItemID {
             let text = try p.string("webview")
             guard let wid = ItemID(parsing: text), wid.kind == .webview,
-                  s.engine.webView(wid) != nil || s.hotwire?.context(of: wid) != nil else {
+                  s.engine.webView(wid) != nil || s.profile?.hasWebView(wid) == true else {
                 throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\" on its stack")
             }
             if let f = browser.failed.first(where: { $0.webview == wid }) {
                 throw ProtocolError(.browserError, "\(wid) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
+            if let refusal = shellRefusal(s, wid) { throw refusal }
             return wid
         }
         let work: HostWork
@@ -252,11 +219,12 @@ extension Bridge {
             if let f = browser.failed.first(where: { $0.webview == top.id }) {
                 throw ProtocolError(.browserError, "\(top.id) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
+            if let refusal = shellRefusal(s, top.id) { throw refusal }
             work = .screenshot(request, session: sid, target: top.id)
         case .snapshot:
             let text = try p.string("placeholder")
             guard let pid = ItemID(parsing: text), pid.kind == .placeholder,
-                  s.engine.stack.contains(where: { $0.id == pid }) || (s.hotwire != nil && s.tree?.locate(pid) != nil) else {
+                  s.engine.stack.contains(where: { $0.id == pid }) || (s.profileDrawsTree && s.tree?.locate(pid) != nil) else {
                 throw ProtocolError(.invalidParams, "session \(sid) has no placeholder \"\(text)\" on its stack")
             }
             try sendSnapshot(client, id: id, browser.snapshot(of: pid), placeholder: pid)
@@ -299,6 +267,13 @@ extension Bridge {
         return true
     }
 
+    /// A profile's `waiting` (a proposal) waits, `client`'s connection with it, until the browser
+    /// has pictured `webview`'s tab as it is now; then the profile's `resume` goes on with it.
+    mutating func holdForSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, _ waiting: any ProfileValue) {
+        hold(client, .snapshot(session: s.id, webview: webview, navigate: PendingNavigate(profile: ProfileBox(waiting))))
+        effects.append(.host(.takeSnapshot(session: s.id, webview: webview)))
+    }
+
     /// The `pwa-navigate` made `placeholder`: it gets the picture in hand.
     mutating func keepSnapshot(_ s: inout Session, placeholder: ItemID) {
         guard s.isBrowser, let image = snapshotInHand else { return }
@@ -324,12 +299,13 @@ extension Bridge {
             s.browser!.targetIds[webview] = nil
             s.browser!.waitingNavigations[webview] = nil
             s.browser!.failed.removeAll { $0.webview == webview }
+            s.browser!.shell.forget(webview)
             effects.append(.host(.closeTab(session: sid, webview: webview)))
         case .stackChanged:
             // Snapshots go with their placeholders; the last one to go is kept for the overlay.
             guard !s.browser!.snapshots.isEmpty else { return }
-            // (A hotwire-native session's placeholders are on its tree's two stacks.)
-            let ids = s.hotwire != nil && s.tree != nil ? Set(s.tree!.tabs.flatMap { $0.items.map(\.id) } + s.tree!.modal.map(\.id)) : Set(s.engine.stack.map(\.id))
+            // (A session whose profile draws its tree has its placeholders on the tree's stacks.)
+            let ids = s.profileDrawsTree && s.tree != nil ? Set(s.tree!.tabs.flatMap { $0.items.map(\.id) } + s.tree!.modal.map(\.id)) : Set(s.engine.stack.map(\.id))
             if let gone = s.browser!.snapshots.last(where: { !ids.contains($0.placeholder) }) {
                 s.browser!.discarded = gone.jpeg
                 s.browser!.snapshots.removeAll { !ids.contains($0.placeholder) }
@@ -350,10 +326,10 @@ extension Bridge {
     /// web view's tab is brought to the front; one never opened (the root of a tab selected for
     /// the first time: the tree made it, nobody opened it) gets its tab, as a pushed one does;
     /// one still opening comes to the front when it opens. A native screen on top changes
-    /// nothing. (Hotwire-native sessions show their tabs themselves; plain sessions have one
+    /// nothing. (A profile that draws its tree shows its tabs itself; plain sessions have one
     /// stack, whose top is always the tab last opened or uncovered.)
     mutating func browserKeepFront(_ s: inout Session) {
-        guard s.isRouted, s.hotwire == nil, s.browser != nil, let top = s.engine.top?.id, top.kind == .webview,
+        guard s.isRouted, !s.profileDrawsTree, s.browser != nil, let top = s.engine.top?.id, top.kind == .webview,
               s.browser!.front != top else { return }
         if s.browser!.tabbed.contains(top) {
             s.browser!.front = top
@@ -363,10 +339,10 @@ extension Bridge {
         }
     }
 
-    /// A page claimed a web view of a browser session: a navigation its tab stopped before it
-    /// connected is decided now.
+    /// A page claimed a web view of a browser session: its profile hears it, and a navigation
+    /// its tab stopped before it connected is decided now.
     mutating func browserPageClaimed(_ client: ClientID, _ s: inout Session, webview: ItemID, now: Int64) {
-        if s.hotwire != nil { hotwirePageClaimed(client, &s, webview: webview) }
+        if let profile = s.profile { type(of: profile).pageConnected(&self, client, &s, webview: webview) }
         guard let stop = s.browser?.waitingNavigations.removeValue(forKey: webview) else { return }
         navigationStopped(stop, &s, now: now)
     }
@@ -379,6 +355,7 @@ extension Bridge {
             }
             return
         }
+        guard shellAllowsTab(&s, for: stop), !shellOpensOutside(&s, stop) else { return }
         if stop.method != "GET" { s.browser!.posts[PageURL.stripClaim(stop.url)] = stop }
         // Exactly as the page's own `navigate` event.
         navigate(&s, from: stop.webview, client: client, url: stop.url, replyTo: nil, now: now)
@@ -401,7 +378,7 @@ extension Bridge {
                 b.announceOpen(&s, webview)
                 // A routed session's tab opened in front of the one shown since it was asked for
                 // (a tab selected, then another at once): the shown one comes forward again.
-                if s.isRouted, s.hotwire == nil, let front = s.browser!.front, front != webview, s.browser!.tabbed.contains(front) {
+                if s.isRouted, !s.profileDrawsTree, let front = s.browser!.front, front != webview, s.browser!.tabbed.contains(front) {
                     b.effects.append(.host(.showTab(session: sid, webview: front)))
                 }
             }
@@ -498,13 +475,17 @@ extension Bridge {
                         w.key("data"); w.string(Base64.encode(jpeg))
                     }
                 case .failed(let message): b.sendError(client, id: request.id, ProtocolError(.browserError, message))
+                case .unresponsive(let message): b.sendError(client, id: request.id, ProtocolError(.pageUnresponsive, message))
                 }
             }))
-        case .pathConfigurationFetched(let sid, let url, let fetch):
+        case .pathConfigurationFetched(let sid, _, _):
+            // A profile's (the profile asked for it).
             withSession(sid) { b, s in
-                guard s.hotwire != nil else { return }
-                b.hotwirePathConfigurationFetched(&s, url: url, fetch)
+                guard let profile = s.profile else { return }
+                type(of: profile).hostResult(&b, result, &s, now: now)
             }
+        case .shell(let event):
+            shellEvent(event, now: now)
         case .browserCrashed(let sids):
             for sid in sids {
                 withSession(sid) { b, s in
@@ -523,12 +504,12 @@ extension Bridge {
                 guard let (webview, navigate, image) = resumes[client] else { return }
                 b.snapshotInHand = image ?? []
                 defer { b.snapshotInHand = nil }
-                if let proposal = navigate.hotwire {
-                    // A hotwire-native proposal: decided now, the covered screen keeps the picture.
+                if let waiting = navigate.profile {
+                    // What the session's profile had wait: its to go on with.
                     guard case .snapshotTaken(let sid, _, _) = result else { return }
                     b.withSession(sid) { b, s in
-                        guard s.hotwire != nil else { return }
-                        b.hotwirePropose(client, &s, proposal, now: now)
+                        guard let profile = s.profile else { return }
+                        type(of: profile).resume(&b, client, &s, waiting.value, now: now)
                     }
                     return
                 }
@@ -574,50 +555,5 @@ extension Bridge {
         while total > configuration.snapshotBytesPerSession, !browser.snapshots.isEmpty {
             total -= browser.snapshots.removeFirst().jpeg.count
         }
-    }
-}
-
-/// Standard base64 with padding (RFC 4648 §4), for images in replies.
-public enum Base64 {
-    static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    public static func encode(_ bytes: [UInt8]) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)]); out.append(alphabet[Int(n & 63)])
-            i += 3
-        }
-        let rest = bytes.count - i
-        if rest > 0 {
-            let n = UInt32(bytes[i]) << 16 | (rest == 2 ? UInt32(bytes[i + 1]) << 8 : 0)
-            out.append(alphabet[Int(n >> 18 & 63)]); out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(rest == 2 ? alphabet[Int(n >> 6 & 63)] : UInt8(ascii: "="))
-            out.append(UInt8(ascii: "="))
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Decodes standard base64 (padding optional); nil for anything else.
-    public static func decode(_ text: String) -> [UInt8]? {
-        var table = [Int16](repeating: -1, count: 256)
-        for (i, c) in alphabet.enumerated() { table[Int(c)] = Int16(i) }
-        var out: [UInt8] = []
-        var acc: UInt32 = 0, bits = 0
-        var padding = 0
-        for c in text.utf8 {
-            if c == UInt8(ascii: "=") { padding += 1; continue }
-            guard padding == 0, table[Int(c)] >= 0 else { return nil }
-            acc = acc << 6 | UInt32(table[Int(c)])
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(acc >> UInt32(bits) & 0xFF))
-            }
-        }
-        return out
     }
 }

@@ -152,6 +152,7 @@ public struct Bridge<RNG: RandomNumberGenerator> {
 
     /// A timer asked for by `.schedule` is due.
     mutating func timerFired(_ key: TimerKey, at now: Int64) {
+        if shellTimerFired(key, now: now) { return }
         guard let sid = sessionIDBySerial[key.session] else { return }
         withSession(sid) { b, s in b.run(&s, .timerFired(key.token), cause: "timer", now: now) }
     }

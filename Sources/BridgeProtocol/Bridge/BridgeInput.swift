@@ -21,9 +21,10 @@ public enum BridgeInput: Equatable, Sendable {
     /// What the host's browser did (browser sessions).
     case host(HostResult)
     /// The daemon's own command (`bridged open URL`): a browser session on `url`, as a
-    /// controller's `session.create {url, browser: true}` with no one to answer. `profile`: the
-    /// profile params of `session.create` (`profile`, `platform`, `pathConfiguration`…), or empty.
-    case openBrowserSession(url: String, profile: JSONObject = JSONObject())
+    /// controller's `session.create {url, browser: true}` with no one to answer, with its
+    /// profile (parsed by `SessionProfile.parse`) and `session.create`'s other params (the
+    /// shell's: `dialogs`, `permissions`, `geolocation`), or none.
+    case openBrowserSession(url: String, profile: SessionProfile = .plain, params: JSONObject = JSONObject())
 }
 
 /// A controller's request the host answers later: where and to which id the reply goes.
@@ -91,6 +92,9 @@ public enum HostAnswer: Equatable, Sendable {
     case image([UInt8])
     /// The browser could not: the reply is a `browser-error` with this message.
     case failed(String)
+    /// The page did not answer in time (a busy loop, a page that never yields): the reply is a
+    /// `page-unresponsive` error with this message.
+    case unresponsive(String)
 }
 
 /// What the host's browser did, typed.
@@ -122,9 +126,12 @@ public enum HostResult: Equatable, Sendable {
     /// there is none (`HTTP 404`, `net::ERR_CONNECTION_REFUSED`, not JSON, over the byte cap, no
     /// answer in time).
     case pathConfigurationFetched(session: String, url: String, PathConfigurationFetch)
+    /// What a page handed to its shell: a dialog, a file chooser, a download, its renderer's
+    /// death (ShellTypes.swift, Bridge+Shell.swift).
+    case shell(ShellEvent)
 }
 
-/// What the host's fetch of a hotwire-native session's `pathConfigurationUrl` gave.
+/// What the host's fetch of a session profile's configuration document (`pathConfigurationUrl`) gave.
 public enum PathConfigurationFetch: Equatable, Sendable {
     /// The document, parsed as JSON (not checked yet: the Bridge applies its limits).
     case document(JSONValue)
@@ -151,7 +158,7 @@ public enum HostWork: Equatable, Sendable {
     case showOverlay(session: String, webview: ItemID, image: [UInt8]?)
     case removeOverlay(session: String, webview: ItemID)
     /// The tab of `webview` comes to the front: a tab in the background draws no frames, so its
-    /// page cannot render (a hotwire-native main web view uncovered by a dismissed modal).
+    /// page cannot render (a profile's main web view uncovered by a dismissed modal).
     case showTab(session: String, webview: ItemID)
     /// `webview.evaluate`; answered by `answered(request, .value / .failed)`.
     case evaluate(HostRequest, session: String, webview: ItemID, expression: String)
@@ -162,15 +169,18 @@ public enum HostWork: Equatable, Sendable {
     /// `session.screenshot` of the top item (`target`, which may be a native screen with no
     /// tab); answered by `answered(request, .image / .failed)`.
     case screenshot(HostRequest, session: String, target: ItemID)
-    /// The document at the `pathConfigurationUrl` of a hotwire-native session, fetched by the
+    /// The document at the `pathConfigurationUrl` of a session's profile, fetched by the
     /// host with the session's cookies (as the app's native side loads its server copy: no CORS),
     /// in the frame of `webview` (the main web view); answered by `pathConfigurationFetched`.
     case fetchPathConfiguration(session: String, webview: ItemID, url: String)
+    /// What the Bridge decided about what a page handed to its shell (ShellTypes.swift).
+    case shell(ShellWork)
 
     /// The request this work answers, if any.
     public var request: HostRequest? {
         switch self {
         case .evaluate(let r, _, _, _), .click(let r, _, _, _), .type(let r, _, _, _, _), .screenshot(let r, _, _): r
+        case .shell(let work): work.request
         default: nil
         }
     }
@@ -206,28 +216,25 @@ extension Bridge {
             if !held.isEmpty { divertHeld(from: mark) }
         case .host(let result):
             hostResult(result, now: now)
-        case .openBrowserSession(let url, let params):
+        case .openBrowserSession(let url, let profile, let params):
             // A refusal changes nothing; the daemon learns it from `openBrowserSession` itself.
-            try? openBrowserSession(url: url, profile: params, at: now)
+            try? openBrowserSession(url: url, profile: profile, params: params, at: now)
         }
     }
 
     /// The input `.openBrowserSession(url:profile:)` (`bridged open URL`), saying why nothing
-    /// opened: a url over `--max-url-bytes`, the `--max-sessions` limit, a profile that does not
+    /// opened: a url over `--max-url-bytes`, the `--max-sessions` limit, shell params that do not
     /// parse (`invalid-params` / `limit-exceeded`, as `session.create` would answer). A refusal
     /// changes nothing. The daemon records the input either way: a replay gets the same refusal.
-    public mutating func openBrowserSession(url: String, profile params: JSONObject, at now: Int64) throws(ProtocolError) {
+    /// (A profile that does not parse never becomes an input: `SessionProfile.parse` refuses it first.)
+    public mutating func openBrowserSession(url: String, profile: SessionProfile = .plain, params: JSONObject = JSONObject(),
+                                            at now: Int64) throws(ProtocolError) {
         let mark = effects.count
         defer { if !held.isEmpty { divertHeld(from: mark) } }
-        let profile: HotwireProfile?
-        do {
-            profile = try HotwireProfile.parse(params)
-        } catch {
-            throw ProtocolError(.invalidParams, error.message)
-        }
+        let shell = try Self.shellSettings(params)
         let url = PageURL.stripClaim(url)
         try checkURL(url, "url")
-        try createBrowserSession(nil, id: nil, url: url, profile: profile, now: now)
+        try createBrowserSession(nil, id: nil, url: url, profile: profile, shell: shell, now: now)
     }
 
     /// `apply(.frame(client, text:), at:)` without copying the message (the daemon's path for

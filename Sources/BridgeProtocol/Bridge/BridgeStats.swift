@@ -63,7 +63,7 @@ public struct BridgeStats: Sendable {
         return otherMethod
     }
 
-    static let codeCount = 14  // codes.count (ok and every error code), checked by BridgeStatsTests
+    static let codeCount = 16  // codes.count (ok and every error code), checked by BridgeStatsTests
 
     mutating func endRequest() {
         if current >= 0 { requests[current &* Self.codeCount &+ currentCode] &+= 1 }

@@ -101,6 +101,21 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// `--max-snapshot-bytes`: the most bytes of placeholder snapshots a browser session keeps;
     /// the oldest go first beyond it.
     public var snapshotBytesPerSession: Int = 8 << 20
+    /// `--max-tabs-per-session`: the most live tabs (web views with a tab) a browser session may
+    /// have; a navigation that would open one more is refused with `session.limit` (a page that
+    /// navigates itself every few milliseconds, or opens windows in a loop). A tab costs about
+    /// 140 MiB of Chromium's memory: the daemon sizes the default by the machine's memory
+    /// (`defaultMaxTabs(physicalMemory:)`).
+    public var maxTabsPerSession: Int = 32
+
+    /// An eighth of `physicalMemory` in tabs of 140 MiB, between 4 and 64: a session that runs
+    /// away takes at most that much of the machine.
+    public static func defaultMaxTabs(physicalMemory: UInt64) -> Int {
+        let tabs = physicalMemory / 8 / (140 << 20)
+        return Int(min(64, max(4, tabs)))
+    }
+    /// The profiles `session.create {profile}` knows (Profiles/Registry.swift).
+    public var profiles: ProfileRegistry = .standard
 
     /// What `--instance` accepts: 1 to 16 of `a-z` and `0-9`.
     public static func isValidInstance(_ name: String) -> Bool {
@@ -151,6 +166,10 @@ public enum ErrorCode: String, Sendable, CaseIterable {
     case limitExceeded = "limit-exceeded"
     /// The browser of a browser session failed; the message is the browser's.
     case browserError = "browser-error"
+    /// A browser session's page did not answer within the call's time (a busy loop).
+    case pageUnresponsive = "page-unresponsive"
+    /// A browser session's web view whose renderer died; `webview.reload` brings it back.
+    case webviewCrashed = "webview-crashed"
     case `internal` = "internal"
 }
 

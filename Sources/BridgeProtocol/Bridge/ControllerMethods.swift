@@ -13,8 +13,24 @@ extension Bridge {
         case .navigation(let m): try navigationRequest(m, client, id: id, p, now: now)
         case .router(let m): try routerRequest(m, named: known, client, id: id, p, now: now)
         case .host(let m): try hostRequest(client, id: id, method: m, named: known, p)
-        case .bridgeReply: try bridgeReply(client, id: id, p)
+        case .shell(let m): try shellRequest(client, id: id, method: m, named: known, p, now: now)
+        case .profile(let m): try profileRequest(m, client, id: id, p, now: now)
         case .ping: sendResult(client, id: id) { _ in }
+        }
+    }
+}
+
+extension Bridge {
+    /// A controller method a profile answers (`ProfileBehavior.methods`): to the session's
+    /// profile, refused for a session of another profile (or none).
+    mutating func profileRequest(_ method: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
+        try withExistingSession(p) { (b, s) throws(ProtocolError) in
+            guard let profile = s.profile, let kind = type(of: profile.configuration) as? any ProfileBehavior.Type,
+                  kind.methods.contains(method) else {
+                let owner = b.configuration.profiles.owner(of: method)?.name ?? SessionProfile.plainName
+                throw ProtocolError(.invalidParams, "session \(s.id) is not a \(owner) session: \(method.name) needs {\"profile\": \"\(owner)\"}")
+            }
+            try type(of: profile).request(&b, method, client, id: id, p, &s, now: now)
         }
     }
 }

@@ -183,6 +183,10 @@ extension Bridge {
             w.appendQuotedID(n.id)
             w.appendRaw(#","kind":"native","url":"#)
             w.appendStringValue(n.url)
+            if let screen = n.screen {
+                w.appendRaw(#","screen":"#)
+                w.appendStringValue(screen)
+            }
             w.appendRaw("}")
             return n.id
         }

@@ -37,7 +37,12 @@ public enum BridgeMethod: String, CaseIterable, Sendable {
     case webviewType = "webview.type"
     case sessionScreenshot = "session.screenshot"
     case placeholderSnapshot = "placeholder.snapshot"
-    // Hotwire Native sessions (Bridge+Hotwire.swift).
+    // The shell's duties in browser sessions (Bridge+Shell.swift).
+    case dialogAnswer = "webview.dialog.answer"
+    case webviewReload = "webview.reload"
+    case webviewSetFiles = "webview.setFiles"
+    case sessionSetGeolocation = "session.setGeolocation"
+    // What a session's profile answers (Profiles/, `ProfileBehavior.methods`).
     case bridgeReply = "bridge.reply"
 
     /// The wire name.
@@ -158,8 +163,9 @@ enum ControllerMethod: Equatable {
     case navigation(NavigationMethod)
     case router(RouterMethod)
     case host(HostMethod)
-    /// `bridge.reply` of hotwire-native sessions (Bridge+Hotwire.swift).
-    case bridgeReply
+    case shell(ShellMethod)
+    /// A method a session's profile answers (`ProfileBehavior.methods`): to the session's profile.
+    case profile(BridgeMethod)
     case ping
 
     init?(_ method: BridgeMethod) {
@@ -184,7 +190,11 @@ enum ControllerMethod: Equatable {
         case .webviewType: self = .host(.type)
         case .sessionScreenshot: self = .host(.screenshot)
         case .placeholderSnapshot: self = .host(.snapshot)
-        case .bridgeReply: self = .bridgeReply
+        case .dialogAnswer: self = .shell(.dialogAnswer)
+        case .webviewReload: self = .shell(.reload)
+        case .webviewSetFiles: self = .shell(.setFiles)
+        case .sessionSetGeolocation: self = .shell(.setGeolocation)
+        case .bridgeReply: self = .profile(method)
         case .ping: self = .ping
         case .pwaRendered, .pwaNavigate, .back, .navigate, .hello: return nil
         }
@@ -209,6 +219,11 @@ enum RouterMethod: CaseIterable {
 /// The controller methods a browser session's browser answers (Bridge+Host.swift).
 enum HostMethod: CaseIterable {
     case evaluate, click, type, screenshot, snapshot
+}
+
+/// The controller methods of the shell's duties in browser sessions (Bridge+Shell.swift).
+enum ShellMethod: CaseIterable {
+    case dialogAnswer, reload, setFiles, setGeolocation
 }
 
 extension Bridge {

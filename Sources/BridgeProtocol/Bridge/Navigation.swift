@@ -7,9 +7,8 @@ extension Bridge {
                 let url = try p.string("url")
                 guard !url.isEmpty else { throw ProtocolError(.invalidParams, "\"url\" must not be empty") }
                 try b.checkURL(url, "url")
-                if s.hotwire != nil {
-                    // Hotwire Native: a native route of the URL, proposed with `advance`.
-                    b.hotwireNavigate(client, &s, url: PageURL.stripClaim(url), from: nil, reply: .stack(id), now: now)
+                if let profile = s.profile,
+                   type(of: profile).navigate(&b, client, &s, url: PageURL.stripClaim(url), from: nil, reply: .stack(id), now: now) {
                     return
                 }
                 try b.checkPush(&s, url: url, title: nil)
@@ -31,7 +30,7 @@ extension Bridge {
             }
         case .back:
             try withExistingSession(p) { b, s in
-                if s.hotwire != nil { return b.hotwireBack(&s, client: client, id: id, now: now) }
+                if let profile = s.profile, type(of: profile).back(&b, &s, client: client, id: id, now: now) { return }
                 b.back(&s, requester: nil, replyTo: (client, id), cause: BridgeMethod.navigationBack.name, now: now)
             }
         case .canGoBack:
@@ -70,9 +69,8 @@ extension Bridge {
             failNavigate(client, id: id, url: url, error)
             return
         }
-        if s.hotwire != nil {
-            // Hotwire Native: a navigation Turbo did not make is proposed with `advance`.
-            hotwireNavigate(client, &s, url: url, from: webview, reply: id.map { .handledBy($0) } ?? .none, now: now)
+        if let profile = s.profile,
+           type(of: profile).navigate(&self, client, &s, url: url, from: webview, reply: id.map { .handledBy($0) } ?? .none, now: now) {
             return
         }
         if let handler = handler(of: "navigate", among: s.subscribers) {

@@ -90,7 +90,8 @@ extension Bridge {
     }
 
     mutating func pageEvent(_ client: ClientID, name: String, _ p: Params, session s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) {
-        if s.hotwire != nil, try hotwirePageEvent(client, name: name, p.object, &s, webview: webview, now: now) { return }
+        if let profile = s.profile,
+           try type(of: profile).pageEvent(&self, client, name: name, p.object, &s, webview: webview, now: now) { return }
         guard let event = PageEventName(name: name) else {
             emit(&s, "app.event") { w in
                 w.key("webview"); w.string(webview.description)

@@ -36,7 +36,7 @@ extension Bridge {
 
     /// The token of a web view of the tree: the one it has (the engine's, or the one issued
     /// with the tree), else a new one (128 random bits), kept. The only way the router and the
-    /// Hotwire navigator get a web view's token, so that none is ever made without one (an
+    /// profiles that draw a tree get a web view's token, so that none is ever made without one (an
     /// empty token would compare equal to an empty claim).
     mutating func issueToken(_ s: inout Session, _ id: ItemID) -> String {
         if let token = s.webTokens[id] { return token }
@@ -242,8 +242,8 @@ extension Bridge {
 
     mutating func routerRequest(_ method: RouterMethod, named name: BridgeMethod, _ client: ClientID, id: Int64, _ p: Params, now: Int64) throws(ProtocolError) {
         let needsConfiguration = ProtocolError(.unknownMethod, "\"\(name.name)\" needs a routing configuration: start bridged with --config FILE")
-        // A hotwire-native session has trees of its own (main, modal) without a configuration.
-        if router == nil, method == .resolve || (try? p.string("session")).flatMap({ sessions[$0]?.hotwire }) == nil {
+        // A session whose profile draws its tree has one without a configuration.
+        if router == nil, method == .resolve || (try? p.string("session")).flatMap({ sessions[$0]?.profileDrawsTree }) != true {
             throw needsConfiguration
         }
         switch method {
@@ -290,15 +290,9 @@ extension Bridge {
 
     /// `router.perform`, `router.selectTab`, `deeplink.open`: the action, then its outcome as the reply.
     mutating func routerActionRequest(_ action: RouterAction, _ s: inout Session, _ method: BridgeMethod, _ client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
-        if s.hotwire != nil {
-            // A hotwire-native session's stacks are its navigator's (the path configuration
-            // decides): its one back is the native pop; the router's other actions would move
-            // the tree behind the navigator's back.
-            guard case .goBack = action else {
-                throw ProtocolError(.conflict, "a hotwire-native session is navigated by its path configuration: "
-                    + "use navigation.navigateToUrl or navigation.back, not \(method.name)")
-            }
-            return hotwireBack(&s, client: client, id: id, now: now)
+        if let profile = s.profile,
+           try type(of: profile).routerAction(&self, action, &s, method: method, client: client, id: id, now: now) {
+            return
         }
         if case .goBack = action, try engineBack(&s, client: client, id: id, cause: method.name, now: now) {
             return
@@ -316,7 +310,7 @@ extension Bridge {
     /// `back_behavior`) — rather than the contract's back algorithm on the active stack (so
     /// that the page is told to go back and the placeholder's foreground is shown).
     func routerDecidesBack(_ s: Session) -> Bool {
-        guard case .some = router, s.hotwire == nil, let tree = s.tree else { return false }
+        guard case .some = router, !s.profileDrawsTree, let tree = s.tree else { return false }
         return tree.drawerOpen || !s.engine.canGoBack
     }
 

@@ -74,32 +74,6 @@ struct Session {
     var isRouted: Bool {
         if case .some = tree { true } else { false }
     }
-    /// A session created with `browser: true`: its browser side (Bridge+Host.swift).
-    /// (Kept in an array of none or one, 8 bytes: a session is moved several times per
-    /// request, and most sessions have no browser.)
-    var browser: BrowserState? {
-        get { browserStorage.first }
-        _modify {
-            var b = browserStorage.popLast()
-            defer { browserStorage = b.map { [$0] } ?? [] }
-            yield &b
-        }
-    }
-    var browserStorage: [BrowserState] = []
-    /// A browser session with the `hotwire-native` profile: its native side (Bridge+Hotwire.swift).
-    /// (Kept as `browser` is: inline, the optional took 185 of the session's 440 bytes, three
-    /// cache lines between the fields every message reads, its tag one of them.)
-    var hotwire: HotwireState? {
-        get { hotwireStorage.first }
-        _modify {
-            var h = hotwireStorage.popLast()
-            defer { hotwireStorage = h.map { [$0] } ?? [] }
-            yield &h
-        }
-    }
-    var hotwireStorage: [HotwireState] = []
-    /// Whether the session has a browser.
-    var isBrowser: Bool { !browserStorage.isEmpty }
     /// Tokens of web views known to the tree (also those outside the active stack).
     var webTokens: [ItemID: String] = [:]
     /// Tokens of the web views opened in this session, also after they closed (BridgeHistory.swift).
@@ -110,6 +84,14 @@ struct Session {
     /// Each item of the cached stack with the end of its bytes in `stackCache` (`stackJSON`
     /// keeps the placeholders at the bottom when the stack changes).
     var stackCacheItems: [StackCacheItem] = []
+    /// A session created with `browser: true`: its browser side (Bridge+Host.swift). (Last, with
+    /// `profile`: the fields every message reads come first, in the session's first cache lines.)
+    var browser: BrowserState?
+    /// The session's profile side (Profiles/Profile.swift); nil: the plain profile. (An
+    /// existential: a profile's state larger than three words is kept out of line.)
+    var profile: (any ProfileState)?
+    /// Whether the session has a browser.
+    var isBrowser: Bool { browser != nil }
 
     init(id: String, serial: UInt64, engine: SessionEngine) {
         self.id = id
@@ -123,8 +105,8 @@ extension Session: Equatable {
     static func == (a: Session, b: Session) -> Bool {
         a.id == b.id && a.serial == b.serial && a.engine == b.engine && a.pages == b.pages
             && a.subscribers == b.subscribers && a.idleSince == b.idleSince && a.tree == b.tree
-            && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens && a.browserStorage == b.browserStorage
-            && a.hotwireStorage == b.hotwireStorage
+            && a.webTokens == b.webTokens && a.pastTokens == b.pastTokens && a.browser == b.browser
+            && profileStatesEqual(a.profile, b.profile)
     }
 }
 

@@ -5,21 +5,26 @@ extension Bridge {
         case .create:
             let url = try p.optionalString("url").map(PageURL.stripClaim) ?? ""
             try checkURL(url, "url")
-            let profile: HotwireProfile?
+            let profile: SessionProfile
             do {
-                profile = try HotwireProfile.parse(p.object)
+                profile = try SessionProfile.parse(p.object, registry: configuration.profiles)
             } catch {
                 throw ProtocolError(.invalidParams, error.message)
             }
+            let shell = try Self.shellSettings(p.object)
             if let browser = p.object["browser"], browser != .null {
                 guard case .bool(let wanted) = browser else { throw ProtocolError(.invalidParams, "\"browser\" must be a boolean") }
-                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, now: now) }
+                if wanted { return try createBrowserSession(client, id: id, url: url, profile: profile, shell: shell, now: now) }
             }
-            if profile != nil {
-                throw ProtocolError(.invalidParams, "profile \"\(HotwireProfile.name)\" needs a browser session: {\"browser\": true}")
+            if shell != nil {
+                throw ProtocolError(.invalidParams, "\"dialogs\", \"permissions\" and \"geolocation\" need a browser session: {\"browser\": true}")
+            }
+            if profile.needsBrowser {
+                throw ProtocolError(.invalidParams, "profile \"\(profile.name)\" needs a browser session: {\"browser\": true}")
             }
             try createSession(url: url, connectedBy: nil, subscriber: client, cause: BridgeMethod.sessionCreate.name, now: now) { b, s in
                 let w1 = ItemID.webview(1)
+                profile.behavior?.start(&b, &s, url: s.engine.webView(w1)?.url ?? url)
                 let token = s.engine.webView(w1)!.token
                 let sid = s.id
                 b.sendResult(client, id: id) { w in
@@ -27,6 +32,7 @@ extension Bridge {
                     w.key("webview"); w.string("W1")
                     w.key("token"); w.string(token)
                     w.key("pageUrl"); w.string(PageURL.withClaim(url, session: sid, webview: w1, token: token))
+                    if !profile.isPlain { w.key("profile"); w.string(profile.name) }
                 }
             }
         case .list:
@@ -52,10 +58,13 @@ extension Bridge {
                         handlers.append((name, nil))
                     }
                 }
-                let canGoBack = s.hotwire.map { !$0.navigator.modal.isEmpty || $0.navigator.main.count > 1 } ?? s.engine.canGoBack
+                let canGoBack = s.profile?.canGoBack(s) ?? s.engine.canGoBack
                 let sid = s.id
                 let failed = s.browser?.failed
-                let hotwire = s.hotwire.map { h in (h.profile.platform.rawValue, s.tree?.toJSON() ?? .null) }
+                var states = JSONWriter(capacity: 64)
+                b.writeShellStates(s, into: &states)
+                let shellStates = states.bytes
+                let profile = s.profile.map { p in (type(of: p.configuration).name, p.sessionInfo(s)) }
                 let browserIds = s.browser.map { (context: $0.browserContextId, targets: $0.targetIds.sorted { $0.key.description < $1.key.description }) }
                 b.sendResult(client, id: id) { w in
                     w.key("session"); w.string(sid)
@@ -80,12 +89,14 @@ extension Bridge {
                             w.endObject()
                         }
                         w.endArray()
+                        w.key("webviews"); w.raw(shellStates)
                     }
-                    if let (platform, tree) = hotwire {
-                        // Hotwire Native sessions (docs/HOTWIRE.md): the profile and both stacks.
-                        w.key("profile"); w.string(HotwireProfile.name)
-                        w.key("platform"); w.string(platform)
-                        w.key("tree"); w.write(tree)
+                    if let (name, info) = profile {
+                        // A profile's session: its name and what the profile adds.
+                        w.key("profile"); w.string(name)
+                        for (key, value) in info {
+                            w.key(key); w.write(value)
+                        }
                     }
                     if let browserIds {
                         // Browser sessions: the browser's ids of the context and of each tab.

@@ -163,10 +163,14 @@ public struct Placeholder: Equatable, Sendable {
 public struct NativeScreen: Equatable, Sendable {
     public let id: ItemID
     public let url: String
+    /// The native screen's name, when its session's profile names one (e.g. a path
+    /// configuration's `view_controller`).
+    public let screen: String?
 
-    public init(id: ItemID, url: String) {
+    public init(id: ItemID, url: String, screen: String? = nil) {
         self.id = id
         self.url = url
+        self.screen = screen
     }
 }
 

@@ -9,8 +9,9 @@ public struct BrowserConfiguration: Sendable {
     public var injectTemplate = ""
     /// js-client/bridge.js, which the injected client carries as a classic script.
     public var bridgeJS = ""
-    /// js-client/hotwire/hotwire.js, injected after the client in hotwire-native sessions' tabs.
-    public var hotwireJS = ""
+    /// The profiles' page scripts (`ProfilePageScript.asset`, e.g. js-client/hotwire/hotwire.js),
+    /// by asset name: injected after the client in their sessions' tabs.
+    public var profileScripts: [String: String] = [:]
     /// Starts the browser: Chromium on its DevTools pipe. Tests put a fake Chromium here
     /// (`Tests/BridgeBrowserFakes`), which plays Chromium's side of the DevTools protocol by script.
     public var launcher: BrowserLauncher = BrowserHost.chromium
@@ -40,40 +41,9 @@ final class BrowserSide {
     /// Why no Chromium could be started after the last one went away (`--devtools`), until one
     /// runs again; `/api/devtools` says it.
     var restartFailure: String?
-    /// Each web view's last overlay change (shown, removed): the next one starts when it has
-    /// ended, so the page sees them in the order the Bridge asked for them. Host work runs on
-    /// tasks, and two tasks started one after the other may reach the browser in either order: a
-    /// foreground shown and removed at once (a `pwa-rendered` right after its `pwa-navigate`)
-    /// would otherwise be left covering the page. What looks at the page waits for it too (a
-    /// placeholder's picture, a controller's screenshot, evaluate, click, type), so it sees the
-    /// overlay the events said; those do not wait for each other. One entry per open web view;
-    /// gone with its tab.
-    var overlays: [OverlayKey: Task<Void, Never>] = [:]
-    /// Each session's tab closes so far, ended when all have (they run at once). A close may
-    /// bring the tab below forward once Chromium has answered it; a bring-to-front the Bridge
-    /// asked for after the close (a routed session's new top, a hotwire main web view after
-    /// its modal) must come after that. One entry per browser session; gone with it.
-    var closes: [String: Task<Void, Never>] = [:]
-    /// Each session's last bring-to-front: the next one starts when it has ended.
-    var fronts: [String: Task<Void, Never>] = [:]
-    /// Each session's count of tabs opened and brought forward: a bring-to-front that waited
-    /// for closes is dropped when a tab was opened or brought forward after it was asked for
-    /// (that tab is the newer top).
-    /// (Read by the bring-to-front's task, bumped on the service thread.)
-    let frontSerials = Locked<[String: UInt64]>([:])
-
-    /// The session's next serial (`frontSerials`).
-    func bumpFrontSerial(_ session: String) -> UInt64 {
-        frontSerials.withLock { serials in
-            serials[session, default: 0] &+= 1
-            return serials[session]!
-        }
-    }
-
-    struct OverlayKey: Hashable {
-        var session: String
-        var webview: ItemID
-    }
+    /// The lanes host work runs in (HostLanes.swift): the session's tab lifecycle, each web
+    /// view's page work.
+    let lanes = HostLanes()
 
     init(configuration: BrowserConfiguration, debug: @escaping @Sendable (String) -> Void = { _ in },
          events: @escaping @Sendable (BrowserEvent) -> Void) {
@@ -83,11 +53,11 @@ final class BrowserSide {
                                                 classicBridge: InjectedClient.classicBridge(configuration.bridgeJS))
     }
 
-    func script(session: String, webview: ItemID, token: String, hotwire: HotwireProfile? = nil) -> String {
+    func script(session: String, webview: ItemID, token: String, profile: SessionProfile = .plain) -> String {
         let client = injected.script(bridgeURL: bridgeURL, moduleURL: moduleURL, session: session, webview: webview, token: token,
-                                     astro: hotwire == nil)
-        guard let hotwire else { return client }
-        return client + "\n" + InjectedClient.hotwireScript(template: configuration.hotwireJS, profile: hotwire)
+                                     astro: profile.astroShim)
+        guard let page = profile.pageScript else { return client }
+        return client + "\n" + InjectedClient.profileScript(template: configuration.profileScripts[page.asset] ?? "", page)
     }
 }
 
@@ -112,38 +82,34 @@ extension Daemon {
 
     /// Runs `body` on the host's tasks; its result comes back to the service thread as an input.
     func onHost(_ body: @escaping @Sendable (BrowserHost) async -> HostResult?) {
+        onHostResults { host in await body(host).map { [$0] } ?? [] }
+    }
+
+    /// Runs `body` on the host's tasks; its results come back to the service thread as inputs,
+    /// in order.
+    func onHostResults(_ body: @escaping @Sendable (BrowserHost) async -> [HostResult]) {
         let host = browserSide().host
         let ref = browserRef
         let remote = self.remote
         Task {
-            guard let result = await body(host) else { return }
-            remote.enqueue { ref.value.feed(.host(result)) }
+            let results = await body(host)
+            guard !results.isEmpty else { return }
+            remote.enqueue { for result in results { ref.value.feed(.host(result)) } }
         }
     }
 
-    /// Closes a tab at once; the session's next bring-to-front waits for it
-    /// (`BrowserSide.closes`).
+    /// Closes a tab at once, in the session's lane (HostLanes).
     func closeTab(_ b: BrowserSide, session: String, webview: ItemID) {
         let host = b.host
-        let close = Task { await host.closeTab(session: session, webview: webview) }
-        let before = b.closes[session]
-        b.closes[session] = Task {
-            await before?.value
-            await close.value
-        }
+        b.lanes.close(session: session, webview: webview) { await host.closeTab(session: session, webview: webview) }
     }
 
-    /// Brings a web view's tab to the front after the session's closes and bring-to-fronts
-    /// asked for before it, unless a tab was opened or brought forward since
-    /// (`BrowserSide.fronts`, `frontSerials`).
+    /// Brings a web view's tab to the front, in the session's lane: after its closes and fronts
+    /// asked before, unless a tab is opened or another front is asked for first (HostLanes).
     func showTab(_ b: BrowserSide, session: String, webview: ItemID) {
-        let host = b.host, logger = self.logger, serials = b.frontSerials
-        let serial = b.bumpFrontSerial(session)
-        let closes = b.closes[session], before = b.fronts[session]
-        b.fronts[session] = Task {
-            await closes?.value
-            await before?.value
-            guard serials.withLock({ $0[session] == serial }) else {
+        let host = b.host, logger = self.logger
+        b.lanes.front(session: session) { dropped in
+            guard !dropped else {
                 logger.debug("\(session) \(webview): not brought to the front (another tab came forward since)")
                 return
             }
@@ -159,20 +125,29 @@ extension Daemon {
         }
     }
 
-    /// Shows or removes a web view's overlay after its previous change (`BrowserSide.overlays`).
-    /// A change that fails (the tab is gone, the page is navigating) is a debug line, not
-    /// retried: the next page has no overlay, and the Bridge's state says what it shows.
+    /// Shows or removes a web view's overlay, in its page lane (HostLanes). A change that fails
+    /// (the tab is gone, the page is navigating) is a debug line, not retried: the next page has
+    /// no overlay, and the Bridge's state says what it shows.
     func changeOverlay(_ b: BrowserSide, session: String, webview: ItemID, expression: String) {
-        let key = BrowserSide.OverlayKey(session: session, webview: webview)
-        let previous = b.overlays[key]
         let host = b.host, logger = self.logger
-        b.overlays[key] = Task {
-            await previous?.value
+        b.lanes.change(session: session, webview: webview) {
             do {
                 _ = try await host.evaluate(session: session, webview: webview, expression: expression)
             } catch {
                 logger.debug("\(session) \(webview): its overlay was not changed: \(error)")
             }
+        }
+    }
+
+    /// A look at a web view's page (snapshot, screenshot, evaluate, click, type), in its page
+    /// lane: after the overlay changes asked before it (HostLanes). Its results come back to the
+    /// service thread as inputs, in order.
+    func look(_ b: BrowserSide, session: String, webview: ItemID, _ body: @escaping @Sendable (BrowserHost) async -> [HostResult]) {
+        let host = b.host, ref = browserRef, remote = self.remote
+        b.lanes.look(session: session, webview: webview) {
+            let results = await body(host)
+            guard !results.isEmpty else { return }
+            remote.enqueue { for result in results { ref.value.feed(.host(result)) } }
         }
     }
 
@@ -182,23 +157,22 @@ extension Daemon {
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
             // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
-            _ = b.bumpFrontSerial(session)
-            let profile = bridge.hotwireProfile(session: session)
-            let script = b.script(session: session, webview: webview, token: token, hotwire: profile)
-            var userAgent: (@Sendable (String) -> String)?
-            if let profile {
-                let platform = profile.platform
-                let components = profile.components
-                userAgent = { base in HotwireUserAgent.build(base: base, platform: platform, components: components) }
-            }
-            let tabUserAgent = userAgent
+            b.lanes.opening(session: session)
+            let profile = bridge.sessionProfile(session) ?? .plain
+            let script = b.script(session: session, webview: webview, token: token, profile: profile)
+            let tabUserAgent = profile.userAgent
             let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
             let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")
             let request = post.map(Self.navigationRequest)
             let logger = self.logger
+            let shell = root ? (bridge.shellSettings(session: session) ?? ShellSettings()) : nil
+            let ref = browserRef, remote = self.remote
             onHost { host in
                 do {
-                    if root { try await host.createSession(session) }
+                    if root {
+                        try await host.createSession(session)
+                        await host.applyShellSettings(session: session, shell ?? ShellSettings())
+                    }
                     let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
                                                           userAgent: tabUserAgent)
                     let contextId = await host.browserContextId(session: session) ?? ""
@@ -212,29 +186,32 @@ extension Daemon {
                 } catch {
                     let reason: String
                     if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
-                    if root { await host.closeSession(session) }
+                    if root {
+                        await host.closeSession(session)
+                        remote.enqueue { ref.value.rootTabFailed(session: session, reason: reason) }
+                    }
                     logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
                     return .tabFailed(session: session, webview: webview, url: url, reason: reason)
                 }
             }
         case .closeTab(let session, let webview):
-            b.overlays[.init(session: session, webview: webview)] = nil
             closeTab(b, session: session, webview: webview)
         case .closeSession(let session):
-            b.overlays = b.overlays.filter { $0.key.session != session }
-            b.closes[session] = nil
-            b.fronts[session] = nil
-            b.frontSerials.withLock { $0[session] = nil }
+            b.lanes.closeSession(session)
             onHost { host in
                 await host.closeSession(session)
                 return nil
             }
         case .takeSnapshot(let session, let webview):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
-                await overlay?.value
-                let jpeg = try? await host.screenshot(session: session, webview: webview)
-                return .snapshotTaken(session: session, webview: webview, image: jpeg)
+            let logger = self.logger
+            look(b, session: session, webview: webview) { host in
+                do {
+                    return [.snapshotTaken(session: session, webview: webview, image: try await host.screenshot(session: session, webview: webview))]
+                } catch {
+                    // The placeholder has no image (its page still goes on).
+                    logger.debug("\(session) \(webview): no snapshot: \(error)")
+                    return [.snapshotTaken(session: session, webview: webview, image: nil)]
+                }
             }
         case .showOverlay(let session, let webview, let image):
             let css = image.map { "url(data:image/jpeg;base64,\(Data($0).base64EncodedString()))" } ?? "none"
@@ -251,34 +228,28 @@ extension Daemon {
         case .removeOverlay(let session, let webview):
             changeOverlay(b, session: session, webview: webview, expression: "document.getElementById(\"__bridged_foreground\")?.remove(); true")
         case .evaluate(let request, let session, let webview, let expression):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
-                await overlay?.value
-                return await Self.answer(request, session: session, target: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
+            look(b, session: session, webview: webview) { host in
+                await Self.pageAnswer(request, session: session, webview: webview) { .value(try await host.evaluate(session: session, webview: webview, expression: expression)) }
             }
         case .click(let request, let session, let webview, let selector):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
-                await overlay?.value
-                return await Self.answer(request, session: session, target: webview) {
+            look(b, session: session, webview: webview) { host in
+                await Self.pageAnswer(request, session: session, webview: webview) {
                     try await host.click(session: session, webview: webview, selector: selector)
                     return .done
                 }
             }
         case .type(let request, let session, let webview, let selector, let text):
-            let overlay = b.overlays[.init(session: session, webview: webview)]
-            onHost { host in
-                await overlay?.value
-                return await Self.answer(request, session: session, target: webview) {
+            look(b, session: session, webview: webview) { host in
+                await Self.pageAnswer(request, session: session, webview: webview) {
                     try await host.type(session: session, webview: webview, selector: selector, text: text)
                     return .done
                 }
             }
+        case .shell(let work):
+            performShell(work)
         case .screenshot(let request, let session, let target):
-            let overlay = b.overlays[.init(session: session, webview: target)]
-            onHost { host in
-                await overlay?.value
-                return await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }
+            look(b, session: session, webview: target) { host in
+                [await Self.answer(request, session: session, target: target) { .image(try await host.screenshot(session: session, webview: target)) }]
             }
         case .fetchPathConfiguration(let session, let webview, let url):
             let options = b.configuration.options
@@ -288,6 +259,55 @@ extension Daemon {
                                                    timeoutSeconds: options.pathConfigurationTimeoutSeconds)
                 if case .failed(let why) = fetched { logger.warning("\(session): the path configuration \(url) cannot be used: \(why)") }
                 return .pathConfigurationFetched(session: session, url: url, fetched)
+            }
+        }
+    }
+
+    /// The answer to a request that runs in `webview`'s page (`evaluate`, `click`, `type`), and
+    /// whether the page answers at all: a call the page did not answer in time is
+    /// `page-unresponsive` and the web view is reported unresponsive; an answer reports it
+    /// answering again.
+    static func pageAnswer(_ request: HostRequest, session: String, webview: ItemID, _ body: () async throws -> HostAnswer) async -> [HostResult] {
+        do {
+            let answer = try await body()
+            return [.shell(.unresponsive(session: session, webview: webview, false)), .answered(request, answer)]
+        } catch BrowserError.timeout(let method) {
+            return [.shell(.unresponsive(session: session, webview: webview, true)),
+                    .answered(request, .unresponsive("\(webview) of session \(session) did not answer \(method) in time: its page is busy (a long or endless script) or blocked"))]
+        } catch {
+            return [await answer(request, session: session, target: webview) { throw error }]
+        }
+    }
+
+    /// A `HostWork.shell`: the shell's answers (ShellTypes.swift). A dialog's answer goes at
+    /// once, past the web view's overlay changes (which wait for the page the dialog blocks).
+    func performShell(_ work: ShellWork) {
+        switch work {
+        case .answerDialog(let session, let webview, let accept, let text):
+            onHost { host in
+                await host.answerDialog(session: session, webview: webview, accept: accept, text: text)
+                return nil
+            }
+        case .reload(let request, let session, let webview, let url):
+            onHost { host in
+                await Self.answer(request, session: session, target: webview) {
+                    try await host.reload(session: session, webview: webview, url: url)
+                    return .done
+                }
+            }
+        case .setFiles(let request, let session, let webview, let files):
+            onHost { host in
+                await Self.answer(request, session: session, target: webview) {
+                    try await host.setFiles(session: session, webview: webview, files: files)
+                    return .done
+                }
+            }
+        case .setGeolocation(let request, let session, let position):
+            onHost { host in
+                await Self.answer(request, session: session, target: .webview(1)) {
+                    try await host.setGeolocation(session: session, position)
+                    return .done
+                }
             }
         }
     }
@@ -336,16 +356,35 @@ extension Daemon {
         case .loadFailed(let session, let webview, let url, let reason):
             logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
             feed(.host(.tabFailed(session: session, webview: webview, url: url, reason: reason)))
-        case .tabCrashed(let session, let webview):
-            logger.warning("\(session) \(webview): the tab's renderer crashed")
+        case .shell(let shell):
+            switch shell {
+            case .crashed(let session, let webview, let reason):
+                logger.warning("\(session) \(webview): \(reason)")
+            case .unresponsive(let session, let webview, true):
+                logger.warning("\(session) \(webview): its page does not answer (busy or blocked)")
+            case .dialogOpened(let session, let webview, let dialog):
+                logger.info("\(session) \(webview): \(dialog.type.rawValue)(\(dialog.message.prefix(80).debugDescription))")
+            default:
+                break
+            }
+            feed(.host(.shell(shell)))
         case .browserCrashed(let sessions):
             logger.error("Chromium went away; the pages of \(sessions.count) browser session(s) are disconnected")
             browser?.restartFailure = nil
             feed(.host(.browserCrashed(sessions: sessions)))
+        case .warning(let line):
+            logger.warning("\(line)")
         case .restartFailed(let reason):
             logger.error("Chromium could not be started again after it went away: \(reason); there is no DevTools url (GET /api/devtools answers 503) until the next browser session starts one")
             browser?.restartFailure = reason
         }
+    }
+
+    /// The root tab of a browser session could not open: the session is gone. When it was the
+    /// daemon's own (`bridged open`), its owner hears it (`onOpenFailure`).
+    func rootTabFailed(session: String, reason: String) {
+        guard ownSessions.remove(session) != nil else { return }
+        onOpenFailure?(session, reason)
     }
 
     /// `GET /api/sessions/SESSION/placeholders/Pn.jpg`.
@@ -384,22 +423,24 @@ extension Daemon {
     /// `--max-sessions` limit, a bad profile), nothing opens: the refusal is logged and thrown.
     /// Returns the new session's id.
     @discardableResult
-    public func openBrowserSession(url: String, profile: JSONObject = JSONObject()) throws(ProtocolError) -> String {
+    public func openBrowserSession(url: String, profile: SessionProfile = .plain, params: JSONObject = JSONObject()) throws(ProtocolError) -> String {
         let t = now
         let before = Set(bridge.sessionIDs)
         let refusal: ProtocolError?
         do {
-            try bridge.openBrowserSession(url: url, profile: profile, at: t)
+            try bridge.openBrowserSession(url: url, profile: profile, params: params, at: t)
             refusal = nil
         } catch {
             refusal = error
         }
-        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile), at: t) }
+        if recorder != nil { recordInput(.openBrowserSession(url: url, profile: profile, params: params), at: t) }
         perform()
         if let refusal {
             logger.error("cannot open \(url) in a browser session: \(refusal.message)")
             throw refusal
         }
-        return bridge.sessionIDs.first { !before.contains($0) } ?? ""
+        let sid = bridge.sessionIDs.first { !before.contains($0) } ?? ""
+        ownSessions.insert(sid)
+        return sid
     }
 }

@@ -1,8 +1,9 @@
 """A PEP 517 / PEP 660 build backend for the bridged client, with the standard library only.
 
 It reads the metadata from pyproject.toml ([project]: name, description, readme,
-requires-python, dependencies, classifiers, entry-points) and the version from
-src/bridged/__init__.py, and packs src/bridged into a pure-Python wheel.
+requires-python, license, license-files, dependencies, optional-dependencies, classifiers,
+entry-points) and the version from src/bridged/__init__.py, and packs src/bridged into a
+pure-Python wheel (the license files in its .dist-info).
 """
 from __future__ import annotations
 
@@ -71,8 +72,13 @@ def _project():
 def _metadata(project):
     lines = ["Metadata-Version: 2.1", f"Name: {project['name']}", f"Version: {project['version']}",
              f"Summary: {project['description']}", f"Requires-Python: {project['requires-python']}"]
+    if project.get("license"):
+        lines.append(f"License: {project['license']}")  # an SPDX expression (pyproject's PEP 639 form)
     lines += [f"Classifier: {c}" for c in project.get("classifiers", [])]
     lines += [f"Requires-Dist: {d}" for d in project.get("dependencies", [])]
+    for extra, requirements in project.get("optional-dependencies", {}).items():
+        lines.append(f"Provides-Extra: {extra}")
+        lines += [f'Requires-Dist: {d}; extra == "{extra}"' for d in requirements]
     with open(os.path.join(ROOT, project["readme"]), encoding="utf-8") as f:
         readme = f.read()
     lines.append("Description-Content-Type: text/markdown")
@@ -88,9 +94,20 @@ def _entry_points(project):
     return "\n".join(out)
 
 
+def _license_files(project):
+    """{name: bytes} of pyproject's license-files (LICENSE links to the repository's)."""
+    files = {}
+    for name in project.get("license-files", []):
+        with open(os.path.join(ROOT, name), "rb") as f:
+            files[name] = f.read()
+    return files
+
+
 def _dist_info_files(project):
     wheel = "Wheel-Version: 1.0\nGenerator: bridged-backend\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    return {"METADATA": _metadata(project), "WHEEL": wheel, "entry_points.txt": _entry_points(project)}
+    files = {"METADATA": _metadata(project), "WHEEL": wheel, "entry_points.txt": _entry_points(project)}
+    files.update({f"licenses/{name}": data for name, data in _license_files(project).items()})
+    return files
 
 
 def _write_wheel(directory, project, files):
@@ -98,7 +115,7 @@ def _write_wheel(directory, project, files):
     name, version = project["name"], project["version"]
     dist_info = f"{name}-{version}.dist-info"
     for fname, text in _dist_info_files(project).items():
-        files[f"{dist_info}/{fname}"] = text.encode("utf-8")
+        files[f"{dist_info}/{fname}"] = text if isinstance(text, bytes) else text.encode("utf-8")
     record = []
     for arcname, data in files.items():
         digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
@@ -160,9 +177,12 @@ def build_sdist(sdist_directory, config_settings=None):
         for rel in ["pyproject.toml", "README.md", "_build/backend.py"] + [
                 f"src/{p}" for p in _package_files()]:
             tar.add(os.path.join(ROOT, rel), arcname=f"{base}/{rel}")
-        pkg_info = _metadata(project).encode()
-        info = tarfile.TarInfo(f"{base}/PKG-INFO")
-        info.size = len(pkg_info)
-        info.mode = 0o644
-        tar.addfile(info, io.BytesIO(pkg_info))
+        # PKG-INFO, and the license files by content (LICENSE is a link out of this directory).
+        extra = {name: data for name, data in _license_files(project).items()}
+        extra["PKG-INFO"] = _metadata(project).encode()
+        for member, data in extra.items():
+            info = tarfile.TarInfo(f"{base}/{member}")
+            info.size = len(data)
+            info.mode = 0o644
+            tar.addfile(info, io.BytesIO(data))
     return name

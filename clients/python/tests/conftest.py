@@ -10,6 +10,8 @@ import threading
 import pytest
 from websockets.sync.client import connect
 
+pytest_plugins = ["pytester"]  # test_shell.py runs pytest on test files of its own
+
 REPO = pathlib.Path(__file__).resolve().parents[3]
 DEMO = str(REPO / "js-client" / "demo")
 

@@ -23,6 +23,13 @@ def test_the_fixture_daemon_serves_and_knows_its_addresses(bridged_daemon):
     assert bridged_daemon.argv[1:4] == ["serve", "--port", "0"]
 
 
+
+def test_devtools_url_needs_a_daemon_with_devtools(bridged_daemon):
+    with pytest.raises(bridged.DaemonError) as no:
+        bridged_daemon.devtools_url()
+    assert str(no.value).startswith("GET /api/devtools: 404 ") and "--devtools" in str(no.value)
+
+
 def test_start_and_stop(tmp_path):
     with bridged.Daemon(args=["--drain-ms", "0"]) as d:
         pid = d.process.pid

@@ -85,3 +85,17 @@ def test_close_is_idempotent_and_a_session_is_a_context_manager(bridged_controll
     with pytest.raises(bridged.BridgeError) as e:
         s.get()
     assert e.value.code == "unknown-session"
+
+
+def test_a_sessions_events(bridged_controller, page_of):
+    """Session.events and wait_event: the controller's events of this session only."""
+    other = bridged_controller.create_session("http://127.0.0.1/app/")
+    s = bridged_controller.create_session("http://127.0.0.1/app/")
+    page_of(session=other.id, webview="W1", token=other.created["token"])
+    page_of(session=s.id, webview="W1", token=s.created["token"])
+    connected = s.wait_event("page.connected", webview="W1")
+    assert connected["session"] == s.id
+    assert [e.params["session"] for e in other.events("page.connected")] == [other.id]
+    assert s.events("page.connected") == []  # consumed by the wait
+    with pytest.raises(TimeoutError):
+        s.wait_event("page.connected", timeout=0.2)

@@ -137,6 +137,19 @@ class Daemon:
         except urllib.error.HTTPError as e:  # 503 while draining: still a JSON answer
             return json.loads(e.read())
 
+    def devtools_url(self) -> str:
+        """The ``webSocketDebuggerUrl`` of the daemon's Chromium (``GET /api/devtools``, with the
+        token): where Playwright's ``connect_over_cdp`` attaches. Needs ``--devtools``;
+        ``DaemonError`` with the daemon's answer otherwise."""
+        request = urllib.request.Request(self.url("/api/devtools"))
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=10) as r:
+                return str(json.loads(r.read())["webSocketDebuggerUrl"])
+        except urllib.error.HTTPError as e:
+            raise DaemonError(f"GET /api/devtools: {e.code} {e.read().decode('utf-8', errors='replace').strip()}") from None
+
     def stderr(self) -> str:
         """What the daemon wrote to its standard error so far (its log; kept after it stopped)."""
         if self._stderr_path is None:

@@ -10,7 +10,7 @@ from ._errors import BridgeError
 from ._stack import render_stack
 
 if TYPE_CHECKING:
-    from ._controller import Controller
+    from ._controller import Controller, Event
 
 # Evaluated in the top web view by `wait_rendered` (browser sessions): once the document has
 # loaded, one `ping` over the page's own bridge connection. Replies on a connection come in
@@ -69,7 +69,10 @@ class Session:
     @property
     def top_webview(self) -> str:
         """The id of the topmost web view on the stack (``W1``, ...)."""
-        for item in reversed(self.get()["stack"]):
+        return self._top_webview(self.get()["stack"])
+
+    def _top_webview(self, items: List[Dict[str, Any]]) -> str:
+        for item in reversed(items):
             if item.get("kind") == "webview":
                 return str(item["id"])
         raise BridgeError("unknown-webview", f"session {self.id} has no web view on its stack")
@@ -152,6 +155,18 @@ class Session:
                               seq, deadline) is None:
                 raise TimeoutError(f"session {sid}: a foreground is still up after {timeout} s: {json.dumps(foreground)}; "
                                    f"stack {render_stack(state.get('stack', []))}")
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def events(self, name: Optional[str] = None) -> List["Event"]:
+        """The controller's unconsumed events of this session (of one name, or all), oldest
+        first; reads nothing (``Controller.events``)."""
+        return [e for e in self.controller.events(name) if e.params.get("session") == self.id]
+
+    def wait_event(self, name: str, timeout: float = 5, **match: Any) -> Dict[str, Any]:
+        """``Controller.wait_event`` for this session's events: the params of the oldest event
+        ``name`` of this session whose params match ``match``."""
+        return self.controller.wait_event(name, timeout=timeout, session=self.id, **match)
 
     # -- closing --------------------------------------------------------------------------------
 

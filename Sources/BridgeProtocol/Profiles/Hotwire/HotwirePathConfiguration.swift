@@ -157,6 +157,14 @@ public struct HotwirePathConfiguration: Sendable, Equatable {
         ]
     }()
 
+    /// The document as `init(json:)` reads it.
+    public var document: JSONValue {
+        .object([
+            "settings": .object(settings),
+            "rules": .array(rules.map { .object(["patterns": .array($0.patterns.map(JSONValue.string)), "properties": .object($0.properties)]) }),
+        ])
+    }
+
     /// No rules: every URL gets the defaults (plus the historical-location rules).
     public init() {
         settings = JSONObject()

@@ -17,14 +17,9 @@ struct HotwirePageEvent: Equatable {
 
 /// A proposal of a hotwire-native session (Turbo's `visitProposed`, or a navigation native
 /// intercepted, with `advance`), as it may wait for the snapshot of the screen it covers.
-struct HotwireProposal: Equatable {
-    enum Reply: Equatable {
-        case none
-        /// A page's `navigate` request: `{handledBy: "hotwire-native"}`.
-        case handledBy(Int64)
-        /// `navigation.navigateToUrl`: `{stack}`, before the events the proposal caused.
-        case stack(Int64)
-    }
+struct HotwireProposal: Equatable, ProfileValue {
+    /// `.handledBy`: `{handledBy: "hotwire-native"}`.
+    typealias Reply = ProfileNavigateReply
     var location: String
     var options: JSONObject
     /// The web view that proposed it; nil: the active context's.
@@ -63,6 +58,15 @@ struct HotwireState: Equatable {
 
     func context(of webview: ItemID) -> HotwireContext? {
         webviews.first { $0.value == webview }?.key
+    }
+}
+
+extension Session {
+    /// The session's hotwire-native side, if its profile is `hotwire-native`. (Set back whole:
+    /// a change through it copies the state out of the session's existential and back.)
+    var hotwire: HotwireState? {
+        get { profile as? HotwireState }
+        set { profile = newValue }
     }
 }
 
@@ -233,17 +237,11 @@ extension Bridge {
 
     // MARK: Controller and navigation requests
 
-    /// `bridge.reply {session, webview, id, component, event, data}`: delivered to the page
-    /// through `nativeBridge.replyWith`.
-    mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params) throws(ProtocolError) {
-        try withExistingSession(p) { (b, s) throws(ProtocolError) in try b.bridgeReply(client, id: id, p, &s) }
-    }
-
-    private mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params, _ s: inout Session) throws(ProtocolError) {
+    /// `bridge.reply {session, webview, id, component, event, data}` (the session is a
+    /// hotwire-native one: the core checked): delivered to the page through
+    /// `nativeBridge.replyWith`.
+    mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params, _ s: inout Session) throws(ProtocolError) {
         let sid = s.id
-        guard s.hotwire != nil else {
-            throw ProtocolError(.invalidParams, "session \(sid) is not a hotwire-native session: bridge.reply needs {\"profile\": \"hotwire-native\"}")
-        }
         let text = try p.string("webview")
         guard let wid = ItemID(parsing: text), s.hotwire!.context(of: wid) != nil else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\"")
@@ -308,8 +306,7 @@ extension Bridge {
             var trial = h.navigator
             _ = trial.propose(location: p.location, options: p.options, from: context)
             if let covered = Self.coveredContext(before: h.navigator, after: trial), let webview = h.webviews[covered] {
-                hold(client, .snapshot(session: s.id, webview: webview, navigate: PendingNavigate(hotwire: p)))
-                effects.append(.host(.takeSnapshot(session: s.id, webview: webview)))
+                holdForSnapshot(client, &s, webview: webview, p)
                 return
             }
         }
@@ -408,7 +405,7 @@ extension Bridge {
             case .placeholder:
                 return .placeholder(Placeholder(id: r.id, of: r.of ?? r.id, url: r.url))
             case .native:
-                return .native(NativeScreen(id: r.id, url: r.url))
+                return .native(NativeScreen(id: r.id, url: r.url, screen: r.screen))
             }
         }
     }

@@ -1,0 +1,1 @@
+../../../js-client/capacitor/capacitor.js
