@@ -406,8 +406,8 @@ public enum Rules {
             case .limit(let name, let max, let url):
                 let page = path(url.isEmpty ? "?" : url)
                 add(.navigationLoop, "limit:" + name, o,
-                    message: "a page kept opening web views (from \(page)): the session reached its limit of \(max) live \(name); a navigation or window.open loop",
-                    evidence: "\(ms(o.t)) session.limit {limit: \(name), max: \(max)} while \(o.webview.isEmpty ? "the top web view" : o.webview) was on \(page)")
+                    message: "a page kept opening web views (up to \(page)): the session reached its limit of \(max) live \(name); a navigation or window.open loop",
+                    evidence: "\(ms(o.t)) session.limit {limit: \(name), max: \(max)}: \(o.webview.isEmpty ? "a web view" : o.webview) was refused \(page)")
             default:
                 break
             }

@@ -216,7 +216,7 @@ final class DaemonChild: @unchecked Sendable {
     static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = [],
                       started: (DaemonChild) -> Void = { _ in }) throws -> DaemonChild {
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let d = DaemonChild(stderrPath: errPath)
         d.process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var args = ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"]

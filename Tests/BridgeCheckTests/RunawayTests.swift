@@ -56,7 +56,7 @@ import Testing
             let f = findings(log, profile: profile)
             #expect(f.map(\.rule) == ["page-crashed", "navigation-loop"])
             #expect(f[0].message == "the page /heavy in W2 crashed: the renderer ran out of memory")
-            #expect(f[1].message == "a page kept opening web views (from /loop): the session reached its limit of 8 live tabs; a navigation or window.open loop")
+            #expect(f[1].message == "a page kept opening web views (up to /loop): the session reached its limit of 8 live tabs; a navigation or window.open loop")
             #expect(f[1].evidence.count == 2)
         }
     }

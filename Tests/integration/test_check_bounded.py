@@ -38,7 +38,8 @@ def rows(out):
 
 
 def dialog_rows(out):
-    return [l for l in out.splitlines() if l[:1].isdigit() and " dialog " in l]
+    """The table's dialog rows (a dialog before the first step is step `-`)."""
+    return [l for l in out.splitlines() if l.split()[2:3] == ["dialog"]]
 
 
 def says_what_it_saw(out, err, page, dialog):

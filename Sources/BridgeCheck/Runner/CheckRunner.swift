@@ -180,10 +180,13 @@ public final class CheckRunner {
             for x in stack where x["kind"]?.stringValue == "webview" { if let id = x["id"]?.stringValue { markCrashed(id, reason: "Chromium itself died (browser.crashed)") } }
         case "webview.unresponsive":
             markUnresponsive(w, how: "the daemon said webview.unresponsive")
+        case "webview.responsive":
+            // It answers again (a long script ended): asked again, waited for again.
+            unresponsive[w] = nil
         case "session.limit":
             let limit = p["limit"]?.stringValue ?? "tabs"
             log.append(Observation(t: now, webview: w.isEmpty ? top : w, step: step,
-                                   .limit(name: limit, max: Int(p["max"]?.intValue ?? 0), url: lastURL(of: w.isEmpty ? top : w))))
+                                   .limit(name: limit, max: Int(p["max"]?.intValue ?? 0), url: p["url"]?.stringValue ?? lastURL(of: w.isEmpty ? top : w))))
         case "pwa-navigated":
             if let u = p["url"]?.stringValue { navigatedTo[w] = u }
         case "stack.changed":
@@ -259,7 +262,8 @@ public final class CheckRunner {
     }
 
     static let answers: Set<String> = ["stack.changed", "webview.open", "webview.closed", "webview.failed", "external.open", "page.disconnected",
-                                       "page.connected", "webview.dialog", "webview.crashed", "browser.crashed", "webview.unresponsive", "session.limit"]
+                                       "page.connected", "webview.dialog", "webview.crashed", "browser.crashed", "webview.unresponsive", "session.limit",
+                                       "webview.download"]
 
     /// The seed's notation for a stack of items.
     static func render(_ items: [JSONValue]) -> String {
