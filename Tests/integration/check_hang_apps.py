@@ -13,6 +13,8 @@ path:
                  whose submission (GET) the server answers after 3 s.
 - /cycle/        a page whose title changes to "Ready" 1.5 s after load (an `expect` that holds
                  only after a while).
+- /loop/         a page that loads the next one (`?n=` one more) 100 ms after it has loaded, without
+                 end: a navigation loop, each page a new web view.
 - /hwdemo/       a Turbo app laid out as the Hotwire Native demo: a home page with fourteen
                  links (Turbo visits), one of them to a menu page whose script calls alert() as
                  it renders, one to a page the server answers after 3 s (Turbo 7.1.0 from
@@ -75,6 +77,10 @@ CYCLE = """<!doctype html><html><head><title>Starting</title></head><body><h1>Cy
 <script>addEventListener("load", () => setTimeout(() => { document.title = "Ready"; }, 1500));</script>
 </body></html>"""
 
+LOOP = """<!doctype html><html><head><title>Loop {n}</title></head><body><h1>Loop {n}</h1>
+<script>addEventListener("load", () => setTimeout(() => {{ location.href = "/loop/?n={next}"; }}, 100));</script>
+</body></html>"""
+
 HWDEMO_PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>{title}</title>
 <script src="/hwdemo/turbo.js"></script></head><body>
 <h1>{title}</h1>
@@ -129,6 +135,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if p == "/slow-nav/results":
             time.sleep(3)
             return self.send(200, SLOW_PAGE.format(title="Results"))
+        if p == "/loop/":
+            q = self.path.split("?", 1)[1] if "?" in self.path else ""
+            n = int(q[2:]) if q.startswith("n=") and q[2:].isdigit() else 0
+            return self.send(200, LOOP.format(n=n, next=n + 1))
         if p == "/cycle/":
             return self.send(200, CYCLE)
         if p == "/hwdemo/turbo.js":

@@ -1,5 +1,5 @@
 """`bridged check` never hangs and says what it saw: pages that stop answering (a JavaScript
-dialog, a script that never returns), a click whose page takes 3 s, an `expect` that holds only
+dialog, a script that never returns), a navigation loop, a click whose page takes 3 s, an `expect` that holds only
 after a while, a Hotwire app with an alert() page, and a check stopped by SIGINT or SIGTERM
 (Tests/integration/check_hang_apps.py serves the pages).
 
@@ -149,6 +149,17 @@ def test_a_hotwire_app_with_an_alert_page_is_explored_within_2_minutes(hang):
     # The visit to the 3-s page was waited for: its row has its render time.
     [slow] = [r for r in rows(out) if r[2] == "push" and r[5] == "/hwdemo/slow"]
     assert int(slow[7]) >= 3000, out
+
+
+@needs_chromium
+def test_a_navigation_loop_is_a_finding(hang):
+    """Each page loads the next one, a new web view each: the daemon refuses tabs past the
+    session's limit (session.limit), which the check reports, and it ends."""
+    code, out, err, s = timed_check(hang.url + "/loop/", ceiling=90)
+    assert code == 1, out + err
+    assert "navigation-loop" in broken_rules(out), out
+    assert "a page kept opening web views (up to /loop/?n=" in out and "the session reached its limit of " in out, out
+    assert "session.limit {limit: tabs, max: " in out, out
 
 
 def children(pid):
