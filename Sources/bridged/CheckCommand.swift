@@ -208,6 +208,9 @@ final class DaemonChild: @unchecked Sendable {
     /// How long the daemon may take to stop (it closes Chromium, at most 2 s, then kills its
     /// process group) before it is killed.
     static let stopSeconds = 8.0
+    /// How long the daemon may take to say it listens (with `--devtools`, once its Chromium
+    /// listens too).
+    static let startSeconds = 60.0
 
     private init(stderrPath: String) { self.stderrPath = stderrPath }
 
@@ -229,12 +232,29 @@ final class DaemonChild: @unchecked Sendable {
         d.process.standardError = FileHandle(forWritingAtPath: errPath)
         started(d)
         try d.process.run()
+        // A daemon that does not say it listens within a minute (nor exits) is stopped: the
+        // read below then ends.
+        let ready = LockedSignal(0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.startSeconds) {
+            let late = ready.withLock { v -> Bool in
+                guard v == 0 else { return false }
+                v = 2
+                return true
+            }
+            if late { _ = d.stop() }
+        }
+        defer { ready.withLock { if $0 == 0 { $0 = 1 } } }
         let fh = out.fileHandleForReading
         func readLine(_ what: String) throws -> String {
             var line = [UInt8]()
             while true {
                 let b = fh.readData(ofLength: 1)
-                if b.isEmpty { _ = d.stop(); throw ClientErrorCLI("the daemon exited before \(what)" + d.stderrTail()) }
+                if b.isEmpty {
+                    _ = d.stop()
+                    let late = ready.withLock { $0 } == 2
+                    throw ClientErrorCLI("the daemon " + (late ? "did not say it listens within \(Int(startSeconds)) s and was stopped" : "exited")
+                                         + " before \(what)" + d.stderrTail())
+                }
                 if b[0] == 10 { break }
                 line.append(b[0])
             }
