@@ -333,11 +333,15 @@ def test_ten_thousand_pushes_grow_nothing(daemon_factory, pages):
         await wait_until(c, s, "W1", "window.alive === 'yes'")
         await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#go"})
         await wait_until(c, s, "W1", "window.pushed > 1")
-        # The web view follows its page's address (classic: the browser's reports), one item.
+        # (Chromium itself drops pushState calls past 200 in 10 s, its flood protection: the
+        # page ends at whatever address it kept.) The web view follows its page's address
+        # (classic: the browser's reports), one item.
+        where = await evaluate(c, s, "W1", "location.href")
+        assert "?n=" in where
         async def followed():
             got = await c.request("session.get", {"session": s})
-            return got["stack"][-1]["url"].endswith("?n=10000") and got
-        got = await until(followed, "the web view at ?n=10000", timeout=120)
+            return got["stack"][-1]["url"] == where and got
+        got = await until(followed, f"the web view at {where}", timeout=60)
         assert ids(got["stack"]) == "W1"
         c2 = await controller(d.ws_url)
         started = time.monotonic()
