@@ -8,6 +8,9 @@ let package = Package(
     products: [
         .executable(name: "bridged", targets: ["bridged"]),
         .library(name: "BridgeProtocol", targets: ["BridgeProtocol"]),
+        // Test support for the daemon and the browser layer (docs/ARCHITECTURE.md, "Testing the
+        // browser layer without Chromium"): FakeTransport, FakeChromium, Inbox.
+        .library(name: "BridgeTesting", targets: ["BridgeTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -69,6 +72,10 @@ let package = Package(
         .executableTarget(name: "embed-assets", path: "Plugins/EmbedAssetsTool"),
         // The native shell in a real browser: Chromium over the DevTools pipe, a tab per web view.
         .target(name: "BridgeBrowser", dependencies: ["BridgeProtocol"]),
+        // Test support, a product: a fake transport the daemon runs on (time driven by hand), a
+        // fake Chromium that plays the DevTools side by script, and an inbox to wait on what
+        // arrives from other threads (docs/ARCHITECTURE.md, the browser layer).
+        .target(name: "BridgeTesting", dependencies: ["BridgeServer", "BridgeBrowser", "BridgeProtocol"]),
         .executableTarget(
             name: "bridged",
             dependencies: [
@@ -96,16 +103,13 @@ let package = Package(
             name: "BridgeServerTests",
             dependencies: [
                 "BridgeServer",
-                "BridgeBrowserFakes",
+                "BridgeTesting",
                 "CWebsockets",
                 "CWireCheck",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Test support: a fake Chromium that plays the DevTools side by script, and an inbox to
-        // wait on what arrives from other threads (docs/ARCHITECTURE.md, the browser layer).
-        .target(name: "BridgeBrowserFakes", dependencies: ["BridgeBrowser", "BridgeProtocol"], path: "Tests/BridgeBrowserFakes"),
-        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeBrowserFakes", "BridgeProtocol"]),
+        .testTarget(name: "BridgeBrowserTests", dependencies: ["BridgeBrowser", "BridgeTesting", "BridgeProtocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -433,6 +433,9 @@ struct Driver {
         "session.created", "session.closed", "stack.changed", "foreground.shown", "foreground.removed", "pwa-rendered",
         "webview.open", "webview.closed", "webview.failed", "page.connected", "page.disconnected", "navigate",
         "pwa-navigated", "app.event", "external.open", "browser.crashed",
+        // The shell's duties (Bridge+Shell.swift).
+        "webview.dialog", "webview.dialog.closed", "webview.crashed", "webview.unresponsive", "webview.responsive",
+        "webview.fileChooser", "webview.download", "session.limit",
         // A capacitor session's plugin calls and their answers (docs/CAPACITOR.md).
         "capacitor.call", "capacitor.result",
     ]

@@ -7,7 +7,7 @@ import Foundation
 /// as the owner decides (`answerDialog`, `setFiles`, `reload`, `setGeolocation`).
 extension BrowserHost {
     /// The shell's events of a web view's tab (`handleTabEvent`); true when `event` was one.
-    func handleShellEvent(_ event: CDPEvent, tab: Tab, cdp: CDPConnection) -> Bool {
+    func handleShellEvent(_ event: CDPEvent, tab: Tab, cdp: CDPConnection) async -> Bool {
         switch event.method {
         case "Page.javascriptDialogOpening":
             let p = event.params
@@ -22,20 +22,20 @@ extension BrowserHost {
             guard let node = event.params["backendNodeId"]?.intValue else { return true }
             let multiple = event.params["mode"]?.stringValue == "selectMultiple"
             fileChoosers[TabKey(tab.session, tab.webview)] = node
-            // The input's `accept`, asked without waiting here (the event task goes on).
-            let described = cdp.start("DOM.describeNode", ["backendNodeId": .int(node)], session: tab.cdpSession, timeout: 2)
-            let (session, webview) = (tab.session, tab.webview)
-            Task { [weak self] in
-                var accept = ""
-                if let node = try? await described.value, let attributes = node["node"]?["attributes"]?.arrayValue {
-                    var i = 0
-                    while i + 1 < attributes.count {
-                        if attributes[i].stringValue == "accept" { accept = attributes[i + 1].stringValue ?? "" }
-                        i += 2
-                    }
+            // The input's `accept` (a page that just opened a chooser answers at once; bounded).
+            var accept = ""
+            do {
+                let described = try await cdp.call("DOM.describeNode", ["backendNodeId": .int(node)], session: tab.cdpSession, timeout: 2)
+                let attributes = described["node"]?["attributes"]?.arrayValue ?? []
+                var i = 0
+                while i + 1 < attributes.count {
+                    if attributes[i].stringValue == "accept" { accept = attributes[i + 1].stringValue ?? "" }
+                    i += 2
                 }
-                await self?.emitShell(.fileChooser(session: session, webview: webview, multiple: multiple, accept: accept))
+            } catch {
+                debug("\(tab.session) \(tab.webview): its file chooser's accept is not known: \(error)")
             }
+            emitShell(.fileChooser(session: tab.session, webview: tab.webview, multiple: multiple, accept: accept))
         case "Inspector.targetCrashed":
             emitShell(.crashed(session: tab.session, webview: tab.webview, reason: "the page's renderer process died"))
         default:

@@ -90,15 +90,4 @@ extension BrowserHost {
         _ = try? await cdp.call("Fetch.fulfillRequest", web.answer(requestId, url: url), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
         return true
     }
-
-    /// Lets the tab's own document load go on: answered from the session's web directory when
-    /// its URL is under the served origin, else to the network.
-    func continueOrServe(_ params: JSONObject, url: String, session: String, cdp: CDPConnection, cdpSession: String) async {
-        let t = options.callTimeoutSeconds
-        if let web = webDirectories[session], web.serves(url), let requestId = params["requestId"]?.stringValue {
-            _ = try? await cdp.call("Fetch.fulfillRequest", web.answer(requestId, url: url), session: cdpSession, timeout: t)
-        } else {
-            _ = try? await cdp.call("Fetch.continueRequest", params, session: cdpSession, timeout: t)
-        }
-    }
 }

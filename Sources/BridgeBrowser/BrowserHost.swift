@@ -1031,7 +1031,7 @@ public actor BrowserHost {
     private func handleTabEvent(_ event: CDPEvent, key: TabKey, tab: Tab, cdp: CDPConnection) async {
         let t = options.callTimeoutSeconds
         lastTabActivity = DispatchTime.now().uptimeNanoseconds
-        if handleShellEvent(event, tab: tab, cdp: cdp) { return }
+        if await handleShellEvent(event, tab: tab, cdp: cdp) { return }
         switch event.method {
         case "Page.frameStartedNavigating":
             guard event.params["frameId"]?.stringValue == tab.targetId else { return }
@@ -1093,20 +1093,36 @@ public actor BrowserHost {
                     for (name, value) in post.headers { headers[name] = .string(value) }
                     params["headers"] = .array(headers.map { .object(["name": .string($0.key), "value": $0.value]) })
                 }
+                // A load the browser will not let through stays paused for good: the web view is
+                // told it failed (`webview.failed`), not left blank without a word.
+                let emit = self.emit, (session, webview, cdpSession) = (tab.session, tab.webview, tab.cdpSession), continued = params
+                // (Answered from the session's web directory when it serves the URL: `--web-dir`.)
+                let served = webDirectories[tab.session].flatMap { $0.serves(url) ? $0 : nil }
+                let letThrough: @Sendable () async -> Void = {
+                    do {
+                        if let served {
+                            _ = try await cdp.call("Fetch.fulfillRequest", served.answer(requestId, url: url), session: cdpSession, timeout: t)
+                        } else {
+                            _ = try await cdp.call("Fetch.continueRequest", continued, session: cdpSession, timeout: t)
+                        }
+                    } catch {
+                        emit(.loadFailed(session: session, webview: webview, url: url, reason: "the browser did not let the page's load through: \(error)"))
+                    }
+                }
                 if let client = tab.clientReady {
                     // Not before the page's client is in place; meanwhile other events go on.
                     // (Kept until openTabNow has seen it settle: any document of the tab waits.)
-                    let s = tab.cdpSession, session = tab.session
+                    let s = tab.cdpSession
                     Task {
                         if (try? await client.value) == nil {
                             _ = try? await cdp.call("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Aborted"], session: s, timeout: t)
                         } else {
-                            await self.continueOrServe(params, url: url, session: session, cdp: cdp, cdpSession: s)
+                            await letThrough()
                         }
                     }
                     return
                 }
-                await continueOrServe(params, url: url, session: tab.session, cdp: cdp, cdpSession: tab.cdpSession)
+                await letThrough()
                 return
             }
             if !tab.decidedNavigations.isEmpty {
@@ -1127,9 +1143,16 @@ public actor BrowserHost {
             if method != "GET", request?["hasPostData"]?.boolValue == true {
                 if let inline = request?["postData"]?.stringValue {
                     postData = Array(inline.utf8)
-                } else if let body = try? await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t),
-                          let text = body["postData"]?.stringValue {
-                    postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                } else {
+                    do {
+                        let body = try await cdp.call("Fetch.getRequestPostData", ["requestId": .string(requestId)], session: tab.cdpSession, timeout: t)
+                        if let text = body["postData"]?.stringValue {
+                            postData = body["base64Encoded"]?.boolValue == true ? Data(base64Encoded: text).map { [UInt8]($0) } : Array(text.utf8)
+                        }
+                    } catch {
+                        // Said, not swallowed: the new web view's POST goes without its body.
+                        emit(.warning("\(tab.session) \(tab.webview): the body of the \(method) to \(url) could not be read (\(error)); its web view sends it without one"))
+                    }
                 }
             }
             var headers: [String: String] = [:]

@@ -153,6 +153,8 @@ public enum BrowserEvent: Sendable, Equatable {
     /// What a tab's page handed to its shell (a dialog, a file chooser, a download) or how it
     /// failed (its renderer died, it stopped answering): BrowserHost+Shell.swift.
     case shell(ShellEvent)
+    /// Something went wrong that the owner's log must say (nothing else changes).
+    case warning(String)
     /// Chromium itself went away; every tab of these sessions is gone.
     case browserCrashed(sessions: [String])
     /// With `BrowserOptions.devtools`, no new Chromium could be started after one went away

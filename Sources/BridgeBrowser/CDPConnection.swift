@@ -49,7 +49,7 @@ struct CDPEvent: Sendable {
 
 /// The seam between the browser host and Chromium: whole DevTools messages both ways, the way
 /// puppeteer's `ConnectionTransport` is. `CDPPipe` is Chromium's `--remote-debugging-pipe`;
-/// tests put a fake in its place that plays Chromium's side by script (`Tests/BridgeBrowserFakes`,
+/// tests put a fake in its place that plays Chromium's side by script (BridgeTesting's `FakeChromium`,
 /// docs/ARCHITECTURE.md "Testing the browser layer without Chromium").
 ///
 /// The transport knows no ids and no methods: `CDPConnection` above it matches replies to

@@ -10,7 +10,7 @@ extension Rule {
 
     /// The rules of the hotwire-native profile, in the report's order.
     public static let hotwire: [Rule] = [visitNotRendered, backWrongPage, visitFailed, coldBootLink, bridgeMessageIgnored,
-                                         pageError, loadFailed, renderBudget, nothingExplored]
+                                         pageError, loadFailed, pageUnresponsive, pageCrashed, navigationLoop, renderBudget, nothingExplored]
 
     /// Every rule of every profile.
     public static let every: [Rule] = all + hotwire.filter { r in !all.contains(r) }
@@ -49,6 +49,7 @@ public enum HotwireRules {
         out += bridgeMessages(log)
         out += pageErrors(log)
         out += Rules.loadFailures(log)
+        out += Rules.runaways(log)
         return out.sorted { ($0.step, $0.t) < ($1.step, $1.t) }
     }
 

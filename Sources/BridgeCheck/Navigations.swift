@@ -5,8 +5,9 @@ public struct NavigationRow: Equatable, Sendable {
     /// `push`: a new history entry in the page (announced with pwa-navigate or not); `replace`:
     /// the page replaced its entry; `classic`: a new web view (a new document); `back`: the
     /// host's back; `native` (hotwire-native): a native screen pushed (`to`: its url and, in
-    /// brackets, its screen).
-    public enum Kind: String, Sendable { case push, replace, back, classic, native }
+    /// brackets, its screen); `dialog`: a JavaScript dialog the page opened (`to`: the dialog,
+    /// its text and how it was answered).
+    public enum Kind: String, Sendable { case push, replace, back, classic, native, dialog }
     public var step: Int
     public var webview: String
     public var from: String
@@ -60,9 +61,19 @@ public enum Navigations {
             guard let ids = (before ?? after)?.ids, let k = ids.firstIndex(of: w) else { return nil }
             return ids[..<k].last { $0.hasPrefix("W") }
         }
+        /// Dialogs not answered yet: web view -> row.
+        var openDialogs: [String: Int] = [:]
         for (i, o) in log.enumerated() {
             let w = o.webview
             switch o.kind {
+            case .dialog(let type, let message, let url):
+                rows.append(NavigationRow(step: o.step, webview: w, from: url.isEmpty ? current[w] ?? "?" : url,
+                                          to: "\(type)(\(Rules.quoted(message)))", kind: .dialog, verdict: "ok"))
+                openDialogs[w] = rows.count - 1
+            case .dialogClosed(_, let accepted, let by):
+                if let r = openDialogs.removeValue(forKey: w) {
+                    rows[r].to += (accepted ? " accepted" : " dismissed") + (by == "policy" ? "" : " by \(by)")
+                }
             case .step:
                 announced = [:]
             case .stack(_, let cause) where cause == "session.create":
@@ -115,6 +126,7 @@ public enum Navigations {
                 break
             }
         }
+        for r in openDialogs.values { rows[r].to += " not answered" }
         if profile == .hotwireNative { visitTimes(log, &rows) }
         for i in rows.indices {
             let ids = orderedUnique(findings.filter { $0.step == rows[i].step && ($0.webview == rows[i].webview || $0.webview.isEmpty) }.map(\.rule))

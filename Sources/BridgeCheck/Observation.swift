@@ -69,6 +69,22 @@ public struct Observation: Equatable, Sendable {
         /// Turbo visit: `data-turbo="false"`, `location.href = …`, a form Turbo did not take):
         /// the url and what began it (`a#plain[data-turbo=false]`, `script`).
         case documentLoad(url: String, via: String)
+        // What became of a page (controller side).
+        /// A page stopped answering the checker: a call to it (an evaluate, a click, a
+        /// screenshot) got no answer within its time, the daemon answered `page-unresponsive`,
+        /// or said `webview.unresponsive`. `how` says which; `url` is where the page was.
+        case unresponsive(url: String, how: String)
+        /// A web view's renderer died (`webview.crashed`, or a call answered `webview-crashed`).
+        case crashed(url: String, reason: String)
+        /// A JavaScript dialog opened in the page (`webview.dialog`): `alert`, `confirm`,
+        /// `prompt` or `beforeunload`, its message and the page's url.
+        case dialog(type: String, message: String, url: String)
+        /// A dialog was answered (`webview.dialog.closed`): accepted or dismissed, and by whom
+        /// (`policy`: `--dialogs`; `controller`; `timeout`).
+        case dialogClosed(type: String, accepted: Bool, by: String)
+        /// The session hit one of its limits (`session.limit`): `tabs` when a page opened more
+        /// web views than the session may have live (a navigation or `window.open` loop).
+        case limit(name: String, max: Int, url: String)
     }
 }
 

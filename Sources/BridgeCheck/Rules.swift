@@ -19,10 +19,16 @@ public struct Rule: Equatable, Sendable {
     public static let backStuck = Rule(id: "back-stuck", summary: "A back of the host changed nothing while the page was not at its start: the user is stuck.")
     public static let loadFailed = Rule(id: "load-failed", summary: "A web view's page could not load.")
     public static let nothingExplored = Rule(id: "nothing-explored", summary: "Exploring reached no state of the app but the start page.")
+    public static let pageUnresponsive = Rule(id: "page-unresponsive", summary: "A page stopped answering: a script that never returns, or a JavaScript dialog nobody answered.")
+    public static let pageCrashed = Rule(id: "page-crashed", summary: "A web view's page crashed (its renderer died).")
+    public static let navigationLoop = Rule(id: "navigation-loop", summary: "A page opened web views past the session's live-tab limit (a navigation or window.open loop).")
+
+    /// The rules of what became of a page, judged under every profile.
+    public static let runaway: [Rule] = [pageUnresponsive, pageCrashed, navigationLoop]
 
     public static let all: [Rule] = [domBeforeReply, pushWithoutNavigate, navigateOnPopOrReplace, renderTimeout,
                                      noRenderAfterBack, backWrongState, externalLinkTrap, pageError, backStuck, loadFailed,
-                                     renderBudget, nothingExplored]
+                                     pageUnresponsive, pageCrashed, navigationLoop, renderBudget, nothingExplored]
 
     /// What to change in the app when the rule is broken, and a short snippet.
     public var advice: (text: String, snippet: String)? { Rule.advice[id] ?? Rule.hotwireAdvice[id] }
@@ -64,6 +70,15 @@ public struct Rule: Equatable, Sendable {
         "back-stuck": ("The page moved to new entries the host does not know (no pwa-navigate), so the host's back has nothing to undo and the user cannot leave the page. Announce each push with pwa-navigate.", navigationHook),
         "load-failed": ("The page could not load in the web view: check that the url answers (status, TLS, the server running) from the phone's network.", ""),
         "render-budget": ("Draw the new route faster (lazy-load less before the first paint, render a skeleton), or raise --budget-ms.", ""),
+        "page-unresponsive": ("Keep the page's main thread free: no loop that never returns, no long synchronous work on load; do not call alert(), confirm() or prompt() (a native shell shows them as a blocking sheet or not at all): show the message in the page, or send it to native over the bridge.", """
+            // Not: alert("Saved");   (it blocks the page until someone answers it)
+            document.querySelector("#flash").textContent = "Saved";
+            """),
+        "page-crashed": ("The page's renderer died: look for what exhausts it (memory, an endless recursion, a huge canvas); the evidence names the page and the browser's reason.", ""),
+        "navigation-loop": ("A page opens new pages without end (a redirect to itself by script, window.open on load, a link clicked by script): open another page only on the user's tap, and at most once.", """
+            // Not on load: window.open(url) / location.href = sameUrlAgain
+            button.addEventListener("click", () => window.open(url));
+            """),
         "nothing-explored": ("Give the start page something a user can tap: <a href> links (also in open shadow roots), elements with href or routerLink, role=\"link\"; or run the check with --steps.", ""),
     ]
 }
@@ -133,6 +148,7 @@ public enum Rules {
         out += pageErrors(log)
         out += backStuck(log)
         out += loadFailures(log)
+        out += runaways(log)
         return out.sorted { ($0.step, $0.t) < ($1.step, $1.t) }
     }
 
@@ -349,6 +365,60 @@ public enum Rules {
                            message: "\(o.webview) could not load \(url): \(reason)",
                            evidence: ["\(ms(o.t)) webview.failed {url: \(url), reason: \(reason)}"])
         }
+    }
+
+    /// page-unresponsive, page-crashed and navigation-loop: what became of a page. One finding
+    /// per page (its url without the claim parameters) and rule, at the first time it was
+    /// seen, so a run that meets the same frozen page on several paths says it once, with each
+    /// time as evidence; a page blocked by a dialog says so, with the dialog's text.
+    static func runaways(_ log: [Observation]) -> [Finding] {
+        var out: [Finding] = []
+        var index: [String: Int] = [:]  // rule + url -> finding
+        /// Dialogs open (not answered yet) per web view.
+        var open: [String: (type: String, message: String)] = [:]
+        func add(_ rule: Rule, _ url: String, _ o: Observation, message: String, evidence: String) {
+            let key = rule.id + " " + comparable(url)
+            if let i = index[key] {
+                if out[i].evidence.count < 10 { out[i].evidence.append(evidence) }
+                return
+            }
+            index[key] = out.count
+            out.append(Finding(rule: rule, step: o.step, webview: o.webview, t: o.t, message: message, evidence: [evidence]))
+        }
+        for o in log {
+            switch o.kind {
+            case .dialog(let type, let message, _):
+                open[o.webview] = (type, message)
+            case .dialogClosed:
+                open[o.webview] = nil
+            case .stack(_, let cause) where cause == "session.create":
+                open = [:]
+            case .unresponsive(let url, let how):
+                let page = path(url.isEmpty ? "(its first page)" : url)
+                let why = open[o.webview].map { "blocked by a JavaScript \($0.type)(\(quoted($0.message))) nobody answered" }
+                    ?? "a script that never returns, or a JavaScript dialog left open"
+                add(.pageUnresponsive, url, o, message: "the page \(page) in \(o.webview) stopped answering (\(why)): the user sees a frozen screen",
+                    evidence: "\(ms(o.t)) \(o.webview) on \(page): \(how)")
+            case .crashed(let url, let reason):
+                let page = path(url.isEmpty ? "(its first page)" : url)
+                add(.pageCrashed, url, o, message: "the page \(page) in \(o.webview) crashed: \(reason)",
+                    evidence: "\(ms(o.t)) webview.crashed {webview: \(o.webview), url: \(url), reason: \(reason)}")
+            case .limit(let name, let max, let url):
+                let page = path(url.isEmpty ? "?" : url)
+                add(.navigationLoop, "limit:" + name, o,
+                    message: "a page kept opening web views (up to \(page)): the session reached its limit of \(max) live \(name); a navigation or window.open loop",
+                    evidence: "\(ms(o.t)) session.limit {limit: \(name), max: \(max)}: \(o.webview.isEmpty ? "a web view" : o.webview) was refused \(page)")
+            default:
+                break
+            }
+        }
+        return out
+    }
+
+    /// A dialog's message as the report quotes it: in quotes, at most 80 characters.
+    static func quoted(_ s: String) -> String {
+        let one = s.replacingOccurrences(of: "\n", with: " ")
+        return "\"" + (one.count > 80 ? String(one.prefix(79)) + "…" : one) + "\""
     }
 
     /// The path, query and fragment of a url (`/two/`), or the url when it has no origin.

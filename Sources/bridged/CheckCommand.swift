@@ -21,7 +21,10 @@ struct CheckCommand: ParsableCommand {
             Exit status: 0 the app is app-aware (no rule broken, every step held), 1 a rule is \
             broken, a step failed or exploring reached nothing but the start page, 2 the check \
             could not run (bad arguments, page unreachable, the start page answered an HTTP error \
-            or did not load, no Chromium, the connection to its own daemon was lost). With \
+            or did not load, no Chromium, the connection to its own daemon was lost), 130/143 \
+            stopped by SIGINT/SIGTERM (its daemon and Chromium stopped with it). A page that stops \
+            answering (a busy script, a dialog nobody answered), crashes or opens tabs without \
+            end is a finding naming it; every call is bounded by --timeout-s. With \
             --profile hotwire-native the app is a Turbo app in a Hotwire Native shell, judged by \
             that profile's rules. The rules and the steps format are in docs/CHECK.md.
             """)
@@ -68,6 +71,9 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The native shell the app is written for: astro or hotwire-native.", valueName: "name"))
     var profile: String = "astro"
 
+    @Option(help: ArgumentHelp("How the session answers a page's JavaScript dialogs (alert, confirm, prompt, beforeunload): accept or dismiss.", valueName: "accept|dismiss"))
+    var dialogs: String = "dismiss"
+
     @OptionGroup var shell: HotwireShellOptions
 
     static let profiles = [SessionProfile.plainName] + ProfileRegistry.standard.names
@@ -75,6 +81,9 @@ struct CheckCommand: ParsableCommand {
     static let maxStatesLimit = 1000
 
     func fail(_ message: String) -> ExitCode {
+        // A signal is stopping the check (its daemon going away is what failed): its handler
+        // says so and exits.
+        if CheckInterrupt.firing { while true { sleep(60) } }
         FileHandle.standardError.write(Data("bridged check: \(message)\n".utf8))
         return ExitCode(2)
     }
@@ -86,6 +95,7 @@ struct CheckCommand: ParsableCommand {
         if let b = budgetMs, b < 1 { throw fail("--budget-ms must be at least 1 (got \(b))") }
         guard (1...Self.maxStatesLimit).contains(maxStates) else { throw fail("--max-states must be between 1 and \(Self.maxStatesLimit) (got \(maxStates))") }
         guard (1...600).contains(timeoutS) else { throw fail("--timeout-s must be between 1 and 600 (got \(timeoutS))") }
+        guard ["accept", "dismiss"].contains(dialogs) else { throw fail("--dialogs must be accept or dismiss (got \(dialogs))") }
         guard Self.profiles.contains(profile) else { throw fail("--profile must be one of \(Self.profiles.joined(separator: ", ")) (got \(profile))") }
         let session: SessionProfile
         do { session = try shell.profile(named: profile) } catch let e as ValidationError { throw fail(e.message) }
@@ -116,13 +126,21 @@ struct CheckCommand: ParsableCommand {
         }
 
         let recordDir = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
+        // SIGINT (Ctrl-C) and SIGTERM stop the daemon this check started, and its Chromium with
+        // it, before the check exits (130, 143): the daemon runs in a process group of its own,
+        // where the terminal's Ctrl-C does not reach it.
+        let interrupt = CheckInterrupt(recordDir: recordDir)
+        let onInt = SignalHandlers(signals: [SIGINT]) { CheckInterrupt.note(SIGINT); interrupt.fire() }
+        let onTerm = SignalHandlers(signals: [SIGTERM]) { CheckInterrupt.note(SIGTERM); interrupt.fire() }
+        defer { withExtendedLifetime((onInt, onTerm)) {} }
         let daemon: DaemonChild
         do {
             var extra: [String] = []
             if let config { extra += ["--config", config] }
             if let userAgentSuffix { extra += ["--user-agent-suffix", userAgentSuffix] }
             if let viewport { extra += ["--viewport", viewport] }
-            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra)
+            daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra,
+                                           started: { interrupt.daemon = $0 })
         } catch {
             throw fail("cannot start the daemon: \(error)")
         }
@@ -134,6 +152,7 @@ struct CheckCommand: ParsableCommand {
         options.timeout = Double(timeoutS)
         options.profile = checkProfile
         options.session = session
+        options.dialogs = dialogs
         let result: CheckReport
         do {
             result = try CheckRunner(options).run()
@@ -149,13 +168,16 @@ struct CheckCommand: ParsableCommand {
         } catch {
             throw fail("cannot write a report: \(error.localizedDescription)")
         }
-        daemon.stop()
+        let stopped = daemon.stop()
         if let trace {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: recordDir)) ?? []
-            if let f = files.first(where: { $0.hasSuffix(".jsonl") }) {
-                try? FileManager.default.removeItem(atPath: trace)
-                do { try FileManager.default.moveItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
-                    try? FileManager.default.copyItem(atPath: recordDir + "/" + f, toPath: trace)
+            guard let f = files.first(where: { $0.hasSuffix(".jsonl") }) else {
+                throw fail("--trace \(trace): the daemon wrote no trace (\(stopped)); the verdict above stands, the trace is missing")
+            }
+            try? FileManager.default.removeItem(atPath: trace)
+            do { try FileManager.default.moveItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
+                do { try FileManager.default.copyItem(atPath: recordDir + "/" + f, toPath: trace) } catch {
+                    throw fail("--trace \(trace): cannot write the trace: \(error.localizedDescription)")
                 }
             }
         }
@@ -177,17 +199,27 @@ enum Executable {
     }
 }
 
-/// The checker's own daemon: this binary's `serve --port 0`, stopped with SIGTERM.
-final class DaemonChild {
+/// The checker's own daemon: this binary's `serve --port 0`. Foundation starts it in a process
+/// group of its own; its Chromium dies with it (`setpriv --pdeathsig`, docs/BROWSER.md).
+final class DaemonChild: @unchecked Sendable {
     let process = Process()
     var port = 0
     let stderrPath: String
+    /// How long the daemon may take to stop (it closes Chromium, at most 2 s, then kills its
+    /// process group) before it is killed.
+    static let stopSeconds = 8.0
+    /// How long the daemon may take to say it listens (with `--devtools`, once its Chromium
+    /// listens too).
+    static let startSeconds = 60.0
 
     private init(stderrPath: String) { self.stderrPath = stderrPath }
 
-    static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = []) throws -> DaemonChild {
+    /// Starts the daemon and reads its port; `started` gets it as soon as it runs (so a signal
+    /// that comes while it starts stops it too).
+    static func start(record: String?, chromium: String?, devtools: Bool = false, extra: [String] = [],
+                      started: (DaemonChild) -> Void = { _ in }) throws -> DaemonChild {
         let errPath = FileManager.default.temporaryDirectory.appendingPathComponent("bridged-check-daemon-\(getpid()).log").path
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let d = DaemonChild(stderrPath: errPath)
         d.process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         var args = ["serve", "--host", "127.0.0.1", "--port", "0", "--log-level", "warning"]
@@ -198,13 +230,31 @@ final class DaemonChild {
         let out = Pipe()
         d.process.standardOutput = out
         d.process.standardError = FileHandle(forWritingAtPath: errPath)
+        started(d)
         try d.process.run()
+        // A daemon that does not say it listens within a minute (nor exits) is stopped: the
+        // read below then ends.
+        let ready = LockedSignal(0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.startSeconds) {
+            let late = ready.withLock { v -> Bool in
+                guard v == 0 else { return false }
+                v = 2
+                return true
+            }
+            if late { _ = d.stop() }
+        }
+        defer { ready.withLock { if $0 == 0 { $0 = 1 } } }
         let fh = out.fileHandleForReading
         func readLine(_ what: String) throws -> String {
             var line = [UInt8]()
             while true {
                 let b = fh.readData(ofLength: 1)
-                if b.isEmpty { d.process.waitUntilExit(); throw ClientErrorCLI("the daemon exited before \(what)" + d.stderrTail()) }
+                if b.isEmpty {
+                    _ = d.stop()
+                    let late = ready.withLock { $0 } == 2
+                    throw ClientErrorCLI("the daemon " + (late ? "did not say it listens within \(Int(startSeconds)) s and was stopped" : "exited")
+                                         + " before \(what)" + d.stderrTail())
+                }
                 if b[0] == 10 { break }
                 line.append(b[0])
             }
@@ -213,6 +263,7 @@ final class DaemonChild {
         // The first line: `listening on http://127.0.0.1:PORT`.
         let text = try readLine("listening")
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else {
+            _ = d.stop()
             throw ClientErrorCLI("unexpected first line from the daemon: \(text)")
         }
         d.port = port
@@ -224,16 +275,80 @@ final class DaemonChild {
         return d
     }
 
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+    /// Stops the daemon, bounded: SIGINT (it stops at once, without draining: it closes its
+    /// Chromium and ends its trace), then SIGKILL after `stopSeconds`; reaped either way. Says
+    /// how it ended.
+    @discardableResult
+    func stop() -> String {
+        guard process.isRunning else { return "it had exited" }
+        let pid = process.processIdentifier
+        kill(pid, SIGINT)
+        let deadline = Date().addingTimeInterval(Self.stopSeconds)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        guard process.isRunning else { return "it stopped" }
+        kill(pid, SIGKILL)
+        let hard = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < hard { usleep(20_000) }
+        return "it did not stop within \(Int(Self.stopSeconds)) s and was killed"
     }
 
     func stderrTail() -> String {
         guard let s = try? String(contentsOfFile: stderrPath, encoding: .utf8), !s.isEmpty else { return "" }
         return "\n(daemon log: " + s.split(separator: "\n").suffix(5).joined(separator: "\n") + ")"
     }
+}
+
+/// What SIGINT or SIGTERM does to a running check: stops its daemon (and so its Chromium),
+/// removes its temporary files, and exits 130 or 143, whatever the check was waiting for.
+final class CheckInterrupt: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _daemon: DaemonChild?
+    private var fired = false
+    let recordDir: String
+
+    init(recordDir: String) { self.recordDir = recordDir }
+
+    var daemon: DaemonChild? {
+        get { lock.lock(); defer { lock.unlock() }; return _daemon }
+        set { lock.lock(); _daemon = newValue; lock.unlock() }
+    }
+
+    /// Whether a signal is stopping the check.
+    static var firing: Bool { firingFlag.withLock { $0 != 0 } }
+    static let firingFlag = LockedSignal(0)
+
+    /// Stops everything and exits with 128 + the signal.
+    func fire() {
+        lock.lock()
+        if fired { lock.unlock(); return }
+        fired = true
+        Self.firingFlag.withLock { $0 = 1 }
+        let d = _daemon
+        lock.unlock()
+        let sig = Self.lastSignal()
+        let name = sig == SIGTERM ? "SIGTERM" : "SIGINT"
+        Stderr.writeLine("bridged check: \(name): stopping the check's daemon and its Chromium")
+        let how = d?.stop() ?? "none had started"
+        try? FileManager.default.removeItem(atPath: recordDir)
+        if let d { try? FileManager.default.removeItem(atPath: d.stderrPath) }
+        Stderr.writeLine("bridged check: stopped by \(name) (the daemon: \(how)); nothing was judged")
+        Foundation.exit(128 + sig)
+    }
+
+    /// Which of SIGINT and SIGTERM was received (recorded by its handler, `note`).
+    static func lastSignal() -> Int32 { last.withLock { $0 } }
+
+    static let last = LockedSignal(SIGINT)
+
+    /// Called by the per-signal handlers before `fire`.
+    static func note(_ sig: Int32) { last.withLock { $0 = sig } }
+}
+
+final class LockedSignal: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Int32
+    init(_ value: Int32) { self.value = value }
+    func withLock<T>(_ f: (inout Int32) -> T) -> T { lock.lock(); defer { lock.unlock() }; return f(&value) }
 }
 
 struct ClientErrorCLI: Error, CustomStringConvertible {

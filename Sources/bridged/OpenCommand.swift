@@ -14,7 +14,8 @@ struct OpenCommand: ParsableCommand {
             ones name the dashboard, where the session's stack shows. Needs Chromium (Debian \
             package 'chromium', or --chromium PATH). With --devtools, a line `devtools ws://…` \
             follows the dashboard's (docs/PLAYWRIGHT.md). When the session cannot be opened (URL \
-            longer than --max-url-bytes, --max-sessions reached), it says why and exits with status 1.
+            longer than --max-url-bytes, --max-sessions reached, its tab cannot open: no Chromium), it \
+            says why and exits with status 1.
             """)
 
     @Argument(help: "The page to open, e.g. http://127.0.0.1:8787/app/astro.html.")
@@ -37,6 +38,11 @@ struct OpenCommand: ParsableCommand {
         let url = self.url
         let sessionProfile = try profile.sessionProfile()
         let failure = StartupFailure()
+        daemon.onOpenFailure = { [unowned daemon] _, reason in
+            // The session's root tab could not open: nothing is open, so nothing is served for it.
+            failure.message = "cannot open \(url): \(reason)"
+            daemon.remote.stop()
+        }
         daemon.onStart = { [unowned daemon, options] port in
             options.whenReady(daemon, failure: failure) { devtools in
                 let origin = config.transport.displayURL(port: port)

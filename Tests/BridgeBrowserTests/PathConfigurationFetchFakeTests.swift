@@ -1,5 +1,5 @@
 import BridgeBrowser
-import BridgeBrowserFakes
+import BridgeTesting
 import BridgeProtocol
 import Foundation
 import Testing

@@ -1,5 +1,5 @@
 import BridgeBrowser
-import BridgeBrowserFakes
+import BridgeTesting
 import BridgeProtocol
 import Foundation
 import Testing
@@ -90,6 +90,29 @@ import Testing
         // And cancelled at once: nothing is kept.
         let cancel = try await chromium.next("Browser.cancelDownload")
         #expect(cancel.params == ["guid": "g", "browserContextId": "C1"])
+        await host.shutdown()
+    }
+
+    /// What went wrong is heard: a load the browser would not let through fails its web view
+    /// (it stayed paused, blank, for good), and a POST whose body could not be read is said.
+    @Test func aLoadThatCannotGoOnFailsAndALostBodyIsSaid() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.on("Fetch.continueRequest") { _ in .error("Invalid InterceptionId.") }
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
+        let failed = try await events.next { if case .loadFailed = $0 { return true }; return false }
+        guard case .loadFailed(let session, let webview, let url, let reason) = failed else { return }
+        #expect(session == "s1" && webview == .webview(1) && url == "http://app.test/a")
+        #expect(reason.hasPrefix("the browser did not let the page's load through"), "\(reason)")
+
+        chromium.on("Fetch.getRequestPostData") { _ in .error("No post data available for the request") }
+        chromium.emit("Fetch.requestPaused", ["requestId": "r2", "frameId": "T1",
+                                              "request": ["url": "http://app.test/save", "method": "POST", "hasPostData": true]], session: "S-T1")
+        let warning = try await events.next { if case .warning = $0 { return true }; return false }
+        #expect(warning == .warning("s1 W1: the body of the POST to http://app.test/save could not be read (No post data available for the request); its web view sends it without one"))
+        let stopped = try await events.next { if case .navigationRequested = $0 { return true }; return false }
+        guard case .navigationRequested(_, _, let request) = stopped else { return }
+        #expect(request.url == "http://app.test/save" && request.method == "POST" && request.postData == nil)
         await host.shutdown()
     }
 }

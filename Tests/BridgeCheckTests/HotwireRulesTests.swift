@@ -68,8 +68,8 @@ enum HotwireLogs {
         let astro = Rules.evaluate(log, options: RuleOptions(appOrigin: HotwireLogs.app)).map(\.rule)
         #expect(astro.contains("push-without-navigate") && astro.contains("back-stuck"))
         #expect(CheckProfile.hotwireNative.rules.map(\.id) == ["visit-not-rendered", "back-wrong-page", "visit-failed", "cold-boot-link",
-                                                              "bridge-message-ignored", "page-error", "load-failed", "render-budget",
-                                                              "nothing-explored"])
+                                                              "bridge-message-ignored", "page-error", "load-failed", "page-unresponsive",
+                                                              "page-crashed", "navigation-loop", "render-budget", "nothing-explored"])
     }
 
     @Test func aVisitThatNeverRenders() {
@@ -256,10 +256,11 @@ enum HotwireLogs {
         var r = CheckReport(url: HotwireLogs.app + "/", steps: [], findings: [], rows: [], budgetMs: nil, seconds: 1)
         r.profile = .hotwireNative
         #expect(r.rules.map(\.id) == ["visit-not-rendered", "back-wrong-page", "visit-failed", "cold-boot-link",
-                                      "bridge-message-ignored", "page-error", "load-failed"])
+                                      "bridge-message-ignored", "page-error", "load-failed", "page-unresponsive", "page-crashed",
+                                      "navigation-loop"])
         #expect(r.junit.contains("cold-boot-link") && !r.junit.contains("push-without-navigate"))
         #expect(r.html.contains("profile <code>hotwire-native</code>"))
-        #expect(r.table.hasSuffix("app-aware: 7 rules kept over 0 navigations and 0 steps\n"))
+        #expect(r.table.hasSuffix("app-aware: 10 rules kept over 0 navigations and 0 steps\n"))
         r.findings = [Finding(rule: .coldBootLink, step: 0, webview: "W1", t: 1, message: "m", evidence: ["e"])]
         #expect(r.table.contains("to fix cold-boot-link: Let Turbo take in-app links"))
         r.profile = .astro

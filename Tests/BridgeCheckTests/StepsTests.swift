@@ -71,7 +71,7 @@ import Testing
         #expect(lines[0].hasPrefix("step"))
         #expect(lines.count == 1 + 3 + 1)
         #expect(lines[1].contains("push") && lines[1].contains("→ /#/a") && lines[1].contains("ok"))
-        #expect(lines.last!.hasPrefix("app-aware: 10 rules kept over 3 navigations"))
+        #expect(lines.last!.hasPrefix("app-aware: 13 rules kept over 3 navigations"))
         let bad = report(broken: true)
         #expect(!bad.passed)
         #expect(bad.table.contains("BROKEN page-error (step 3, W1)"))
@@ -82,8 +82,8 @@ import Testing
     @Test func junitShape() {
         let x = report(broken: true).junit
         #expect(x.hasPrefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites"))
-        #expect(x.contains("<testsuite name=\"bridged check http://127.0.0.1:3000/\" tests=\"13\" failures=\"2\""))
-        #expect(x.components(separatedBy: "<testcase ").count - 1 == 13)
+        #expect(x.contains("<testsuite name=\"bridged check http://127.0.0.1:3000/\" tests=\"16\" failures=\"2\""))
+        #expect(x.components(separatedBy: "<testcase ").count - 1 == 16)
         #expect(x.components(separatedBy: "<failure ").count - 1 == 2)
         #expect(x.contains("type=\"page-error\""))
         #expect(x.contains("bad &lt;thing&gt; &amp; &quot;quotes&quot;"))

@@ -1,6 +1,6 @@
 @testable import BridgeServer
 import BridgeBrowser
-import BridgeBrowserFakes
+import BridgeTesting
 import BridgeProtocol
 import Foundation
 import Testing
@@ -287,5 +287,28 @@ import Testing
             try full.openBrowserSession(url: "http://app.test/")
         }
         #expect(full.bridge.sessionCount == 1)
+    }
+
+    /// A session the daemon opened itself (`bridged open`) whose root tab cannot open is said to
+    /// its owner (the command exits 1), not left as a daemon serving nothing.
+    @Test func bridgedOpenHearsThatItsTabCannotOpen() async throws {
+        chromium.failLaunches(with: .notInstalled("chromium"))
+        let (daemon, fake) = make()
+        let heard = Locked<[String]>([])
+        daemon.onOpenFailure = { session, reason in heard.withLock { $0.append("\(session): \(reason)") } }
+        let sid = try daemon.openBrowserSession(url: "http://app.test/")
+        try await fake.serviceRemote { !heard.withLock { $0 }.isEmpty }
+        let lines = heard.withLock { $0 }
+        #expect(lines.count == 1 && lines[0].hasPrefix("\(sid): Chromium is not installed"), "\(lines)")
+        // A controller's session failing the same way is its creator's to hear, not the daemon's.
+        let (other, otherFake) = make()
+        let called = Locked(false)
+        other.onOpenFailure = { _, _ in called.withLock { $0 = true } }
+        let controller = otherFake.open()
+        otherFake.receive(controller, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        otherFake.receive(controller, #"{"id":2,"method":"session.create","params":{"url":"http://app.test/","browser":true}}"#)
+        try await otherFake.serviceRemote { Self.reply(otherFake, to: controller, id: 2) != nil }
+        #expect(Self.reply(otherFake, to: controller, id: 2)?["error"]?["code"] == "browser-error")
+        #expect(!called.withLock { $0 })
     }
 }

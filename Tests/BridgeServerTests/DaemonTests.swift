@@ -1,5 +1,6 @@
 @testable import BridgeServer
 import BridgeProtocol
+import BridgeTesting
 import Logging
 import Testing
 

@@ -118,14 +118,20 @@ addEventListener("popstate", () => { window.pops++; });
         self._send(f"<pre id='echo'>POST {self.path} {ctype} {data}</pre>".encode())
 
 
-@pytest.fixture
-def site():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+def serving(handler):
+    """Serves `handler` (a BaseHTTPRequestHandler) on a loopback port of its own while the
+    generator is suspended; yields its origin (a fixture's body: `yield from serving(H)`)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def site():
+    yield from serving(Pages)
 
 
 def descendants(pid):

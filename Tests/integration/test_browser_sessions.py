@@ -561,6 +561,10 @@ def test_open_has_help_and_checks_its_url():
     code, out, err = run_daemon_expect_exit("open", "--port", "0", "--max-url-bytes", "64", long)
     assert code == 1, (code, out, err)
     assert "cannot open " + long in err and "more than --max-url-bytes (64) allows" in err, err
+    # A session whose tab cannot open (no Chromium at that path): said, exit status 1.
+    code, out, err = run_daemon_expect_exit("open", "--port", "0", "--chromium", "/nonexistent/chromium", "http://127.0.0.1:9/")
+    assert code == 1, (code, out, err)
+    assert "cannot open http://127.0.0.1:9/" in err and "Chromium is not installed" in err, err
 
 
 def test_a_crash_disconnects_pages_and_the_next_session_gets_a_new_chromium(daemon_factory, site):

@@ -230,7 +230,7 @@ def test_demo_pwa_passes_with_steps_and_exploring(app_server, tmp_path):
     suites = root.findall("testsuite")
     assert len(suites) == 1
     cases = suites[0].findall("testcase")
-    assert len(cases) == 9 + 10 and int(suites[0].get("tests")) == len(cases)  # 10 rules without a budget
+    assert len(cases) == 9 + 13 and int(suites[0].get("tests")) == len(cases)  # 13 rules without a budget
     assert suites[0].get("failures") == "0" and not list(root.iter("failure"))
     assert all(c.get("classname") in ("steps", "rules") and c.get("name") for c in cases)
     html = report.read_text()

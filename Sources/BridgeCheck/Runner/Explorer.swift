@@ -27,8 +27,29 @@ extension CheckRunner {
         }
     }
 
-    func links() throws -> [Link] {
-        guard connected.contains(top), let v = try ctl.soft({ try evaluate(top, PageProbe.links) }) else { return [] }
+    /// What a user can tap on the top page; none on a page that is not connected, stopped
+    /// answering or crashed. A read that failed otherwise (the document going away under it) is
+    /// tried again once the app is still; `unreadable` says why when that failed too.
+    func links(unreadable: ((String) -> Void)? = nil) throws -> [Link] {
+        let w = top
+        if let why = dead(w) { unreadable?("the page of \(w) \(why)"); return [] }
+        guard connected.contains(w) else { unreadable?("the page of \(w) is not connected"); return [] }
+        var value: JSONValue?
+        var problem = ""
+        for attempt in 0..<2 {
+            if attempt > 0 {
+                _ = try settle()
+                if let why = dead(top) { unreadable?("the page of \(top) \(why)"); return [] }
+            }
+            do {
+                value = try evaluate(top, PageProbe.links)
+                break
+            } catch let e as ControllerClient.CallError {
+                problem = "\(e.code): \(e.message)"
+                if dead(top) != nil { break }
+            }
+        }
+        guard let v = value else { unreadable?("its links could not be read (\(dead(top).map { "the page of \(top) \($0)" } ?? problem))"); return [] }
         return (v.arrayValue ?? []).compactMap { l in
             guard let key = l["key"]?.stringValue, let s = l["selector"]?.stringValue else { return nil }
             return Link(key: key, href: l["href"]?.stringValue, kind: l["kind"]?.stringValue ?? "a", text: l["text"]?.stringValue ?? "",
@@ -40,13 +61,15 @@ extension CheckRunner {
     func currentURL() -> String {
         // A native screen on top (hotwire-native) is its own state: its url.
         if let last = stack.last, last["kind"]?.stringValue == "native", let u = last["url"]?.stringValue { return u }
+        // A page that stopped answering was not read after the step: where the stack says it is.
+        if dead(top) != nil { return lastURL(of: top) }
         if case .location(let u, _)? = log.last(where: { if case .location = $0.kind { return $0.webview == top } else { return false } })?.kind { return u }
         return url(of: top)
     }
 
     /// One web view on the stack, nothing else, on the start url.
     func atStart(_ startURL: String) -> Bool {
-        stack.count == 1 && Rules.comparable(currentURL()) == Rules.comparable(startURL)
+        stack.count == 1 && dead(top) == nil && Rules.comparable(currentURL()) == Rules.comparable(startURL)
     }
 
     /// Breadth-first over the states reachable by taps: each path is walked forward from the
@@ -58,7 +81,7 @@ extension CheckRunner {
         let startURL = currentURL()
         states = [CheckReport.State(url: startURL, via: [], steps: 0..<0, start: "the start page as loaded")]
         var seen: Set<String> = [Rules.comparable(startURL)]
-        let first = try links()
+        let first = try links { why in if self.startUnreadable == nil { self.startUnreadable = why } }
         startLinks = first
         // Links already queued (or the start page itself), by their comparable key.
         var queued: Set<String> = [Rules.comparable(startURL)]
@@ -72,7 +95,7 @@ extension CheckRunner {
                 if atStart(startURL) {
                     how = "the start page, back by \(backName)"
                 } else {
-                    let was = "\(Self.render(stack)) on \(Rules.path(currentURL()))"
+                    let was = "\(Self.render(stack)) on \(Rules.path(currentURL()))" + (dead(top).map { ", whose page \($0)" } ?? "")
                     try openSession()
                     freshSessions += 1
                     how = "a fresh session on the start page (\(backName) left \(was))"
@@ -127,6 +150,8 @@ extension CheckRunner {
         let message: String
         if options.maxStates == 1 {
             message = "--max-states 1 explores nothing but the start page: give at least 2, or run steps (--steps)"
+        } else if startLinks.isEmpty, let why = startUnreadable {
+            message = "nothing could be explored: \(why)"
         } else if startLinks.isEmpty {
             message = "no link found on the start page: nothing a user can tap was found (<a href>, elements with href or routerLink, role=link, in the document and open shadow roots; visible ones only)"
         } else if startLinks.allSatisfy({ !$0.sameOrigin }) {

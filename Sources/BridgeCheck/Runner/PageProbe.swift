@@ -19,7 +19,7 @@ enum PageProbe {
       // Activity, for the checker's auto-wait: the last DOM change or request, the page's
       // fetch/XHR requests in flight, and the navigations it asked native for that the daemon
       // has not decided yet (`deciding`).
-      const state = { pending: 0, deciding: 0, last: now(), opening: null };
+      const state = { pending: 0, deciding: 0, last: now(), opening: null, leaving: null };
       window.__bridgedCheck.state = state;
       new MutationObserver((rs) => { const n = rs.filter((r) => !hostOnly(r)).length; if (n) { state.last = now(); log.push({ k: "dom", t: now(), n }); } })
         .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
@@ -73,6 +73,14 @@ enum PageProbe {
           const via = tap && now() - tap.t < 1000 ? "a tap on " + tap.d : (e.formData ? "a form submission" : "a script (location, window.open, a form)");
           log.push({ k: "document", t: now(), url, via });
         });
+        // The page is on its way to another document until that one commits (this one goes
+        // away) or the navigation becomes a same-document one (a router that intercepts it).
+        navigation.addEventListener("navigate", (e) => {
+          if (e.destination && !e.destination.sameDocument && e.navigationType !== "traverse" && /^https?:/.test(e.destination.url)) {
+            state.leaving = { t: now(), url: e.destination.url };
+          }
+        });
+        navigation.addEventListener("currententrychange", () => { state.leaving = null; });
       }
       addEventListener("error", (e) => log.push({ k: "exception", t: now(), m: String(e.message || e.error) }));
       addEventListener("unhandledrejection", (e) => log.push({ k: "exception", t: now(), m: "unhandled rejection: " + String((e.reason && e.reason.message) || e.reason) }));
@@ -122,13 +130,15 @@ enum PageProbe {
 
     /// Whether the page is still: the document loaded, no fetch/XHR in flight, no navigation it
     /// asked native for still undecided, how long since its last DOM change or request (ms), how
-    /// long since it last opened another window (`window.open`, a `target` link; ms), and where
-    /// it is.
+    /// long since it last opened another window (`window.open`, a `target` link; ms), where it
+    /// is, and how long since it began a navigation to another document that has not
+    /// committed (`leavingMs`, `leavingUrl`; null when none).
     static let activity = #"""
     (() => { const s = window.__bridgedCheck && window.__bridgedCheck.state;
       return { ready: document.readyState, pending: s ? s.pending : 0, deciding: s ? s.deciding : 0,
                quietMs: s ? performance.now() - s.last : 1e9,
-               openingMs: s && s.opening !== null ? performance.now() - s.opening : 1e9, url: location.href }; })()
+               openingMs: s && s.opening !== null ? performance.now() - s.opening : 1e9, url: location.href,
+               leavingMs: s && s.leaving ? performance.now() - s.leaving.t : null, leavingUrl: s && s.leaving ? s.leaving.url : null }; })()
     """#
 
     /// The HTTP status the main document answered (0: unknown), as the browser got it.

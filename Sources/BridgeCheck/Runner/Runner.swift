@@ -36,6 +36,13 @@ public struct CheckOptions: Sendable {
     /// waiting for the daemon's `webview.failed` (which names the net error) and says so
     /// without it (seconds; bounded by `timeout` too).
     public var errorPageGrace: Double = 5
+    /// How long a page may take to answer one call of the checker (an evaluate, a click, a
+    /// screenshot) before it is judged unresponsive (seconds; bounded by `timeout` too). A page
+    /// that is still answers in milliseconds.
+    public var pageAnswerSeconds: Double = 10
+    /// `--dialogs`: how the session answers a page's JavaScript dialogs (`accept`, `dismiss`),
+    /// as `session.create`'s `dialogs`.
+    public var dialogs: String = "dismiss"
 
     public init(url: String, steps: [Step]?, budgetMs: Int?, maxStates: Int, host: String, port: Int) {
         self.url = url
@@ -48,32 +55,55 @@ public struct CheckOptions: Sendable {
 }
 
 /// A controller of the daemon's own protocol: requests with replies, events kept in order.
+///
+/// Every call has a deadline. The daemon holds a connection whose request the browser answers
+/// (its later frames wait), so a call that got no reply in time leaves the connection useless:
+/// it is dropped and a new one made (`reconnect`), which the runner subscribes to its session
+/// again. A connection that cannot be made again means the daemon is gone.
 final class ControllerClient {
-    let ws: WebSocketClient
+    var ws: WebSocketClient
+    let host: String
+    let port: Int
     var nextID = 1
     var onEvent: (String, JSONValue) -> Void = { _, _ in }
+    /// How many times the connection was made again after a call ran out of time.
+    var reconnects = 0
 
     init(host: String, port: Int) throws {
+        self.host = host
+        self.port = port
         ws = try WebSocketClient(host: host, port: port, path: "/bridge")
     }
 
     /// The daemon answered with an error (the connection is fine).
     struct CallError: Error { var code: String; var message: String }
 
+    /// No reply within the call's deadline (the daemon is there but did not answer: a page that
+    /// does not answer holds the call). The connection was made again before this is thrown.
+    struct CallTimeout: Error { var method: String; var seconds: Double }
+
     /// `f`'s value, or nil when the daemon answered it with an error (a page gone, no
-    /// screenshot); a lost connection or no reply is thrown on: the check cannot go on.
+    /// screenshot) or did not answer in time; a lost connection is thrown on: the check cannot
+    /// go on.
     func soft<T>(_ f: () throws -> T) throws -> T? {
-        do { return try f() } catch is CallError { return nil }
+        do { return try f() } catch is CallError { return nil } catch is CallTimeout { return nil }
     }
 
-    func call(_ method: String, _ params: JSONObject = [:], timeout: Double = 60) throws -> JSONValue {
+    /// Sends a request and waits for its reply, at most `timeout` seconds. Events that come
+    /// meanwhile go to `onEvent`. A connection that closes or fails is thrown as `ClientError`;
+    /// no reply in time is `CallTimeout`, after the connection was made again (a `ClientError`
+    /// when it cannot be: the daemon is gone); without `reconnecting`, as it is.
+    func call(_ method: String, _ params: JSONObject = [:], timeout: Double = 60, reconnecting: Bool = true) throws -> JSONValue {
         let id = nextID
         nextID += 1
         try ws.send(JSONValue.object(["id": .int(Int64(id)), "method": .string(method), "params": .object(params)]).jsonString)
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
-            guard left > 0, let text = try ws.receive(timeout: left) else { throw ClientError("no reply to \(method) within \(Int(timeout)) s") }
+            guard left > 0, let text = try ws.receive(timeout: left) else {
+                if reconnecting { try reconnect() }
+                throw CallTimeout(method: method, seconds: timeout)
+            }
             guard let v = try? JSONParser.parse(text, maxDepth: 64) else { continue }
             if let name = v["event"]?.stringValue { onEvent(name, v["params"] ?? .null); continue }
             guard v["id"]?.intValue == Int64(id) else { continue }
@@ -82,6 +112,21 @@ final class ControllerClient {
             }
             return v["result"] ?? .null
         }
+    }
+
+    /// Hooks run once a new connection is up (the runner's hello and subscribe).
+    var onReconnect: () throws -> Void = {}
+
+    /// Drops the connection (a reply it still owes goes nowhere) and makes a new one, within
+    /// 10 s; the daemon not accepting one is a `ClientError`.
+    func reconnect() throws {
+        let fresh: WebSocketClient
+        do { fresh = try WebSocketClient(host: host, port: port, path: "/bridge", timeout: 10) } catch {
+            throw ClientError("the daemon did not accept a new connection after a call got no reply (\(error.message))")
+        }
+        ws = fresh
+        reconnects += 1
+        try onReconnect()
     }
 
     /// Reads events for up to `seconds`, or until `until` says stop after an event.
@@ -95,4 +140,3 @@ final class ControllerClient {
         }
     }
 }
-

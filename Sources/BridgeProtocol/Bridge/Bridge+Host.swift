@@ -201,18 +201,11 @@ extension Bridge {
     /// The methods a browser answers: checked here, carried out by the host (a snapshot is
     /// answered from the session's own).
     mutating func hostRequest(_ client: ClientID, id: Int64, method: HostMethod, named name: BridgeMethod, _ p: Params) throws(ProtocolError) {
-        let sid = try p.session()
-        guard let s = sessions[sid] else { throw unknownSession(sid) }
-        guard let browser = s.browser else {
-            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(name.name) needs a session created with {\"browser\": true}")
-        }
+        let (s, browser) = try browserSession(p, for: name)
+        let sid = s.id
         let request = HostRequest(client: client, id: id)
         func webview() throws(ProtocolError) -> ItemID {
-            let text = try p.string("webview")
-            guard let wid = ItemID(parsing: text), wid.kind == .webview,
-                  s.engine.webView(wid) != nil || s.profile?.hasWebView(wid) == true else {
-                throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\" on its stack")
-            }
+            let wid = try requestedWebView(p, in: s)
             if let f = browser.failed.first(where: { $0.webview == wid }) {
                 throw ProtocolError(.browserError, "\(wid) of session \(sid) has no page: \(f.url) failed to load (\(f.reason))")
             }
@@ -249,6 +242,27 @@ extension Bridge {
         }
         hold(client, .answer(id: id))
         effects.append(.host(work))
+    }
+
+    /// The browser session a request names, and its browser side (`invalid-params` for a
+    /// session without one).
+    func browserSession(_ p: Params, for method: BridgeMethod) throws(ProtocolError) -> (Session, BrowserState) {
+        let sid = try p.session()
+        guard let s = sessions[sid] else { throw unknownSession(sid) }
+        guard let browser = s.browser else {
+            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(method.name) needs a session created with {\"browser\": true}")
+        }
+        return (s, browser)
+    }
+
+    /// The web view a request names (`webview`): one on the session's stack or its profile's.
+    func requestedWebView(_ p: Params, in s: Session) throws(ProtocolError) -> ItemID {
+        let text = try p.string("webview")
+        guard let wid = ItemID(parsing: text), wid.kind == .webview,
+              s.engine.webView(wid) != nil || s.profile?.hasWebView(wid) == true else {
+            throw ProtocolError(.unknownWebview, "session \(s.id) has no web view \"\(text)\" on its stack")
+        }
+        return wid
     }
 
     mutating func sendSnapshot(_ client: ClientID, id: Int64, _ jpeg: [UInt8]?, placeholder: ItemID) throws(ProtocolError) {

@@ -114,19 +114,10 @@ extension Bridge {
     // MARK: Requests
 
     mutating func shellRequest(_ client: ClientID, id: Int64, method: ShellMethod, named name: BridgeMethod, _ p: Params, now: Int64) throws(ProtocolError) {
-        let sid = try p.session()
-        guard let s = sessions[sid] else { throw unknownSession(sid) }
-        guard let browser = s.browser else {
-            throw ProtocolError(.invalidParams, "session \(sid) has no browser: \(name.name) needs a session created with {\"browser\": true}")
-        }
+        let (s, browser) = try browserSession(p, for: name)
+        let sid = s.id
         let request = HostRequest(client: client, id: id)
-        func webview() throws(ProtocolError) -> ItemID {
-            let text = try p.string("webview")
-            guard let wid = ItemID(parsing: text), wid.kind == .webview, exists(wid, in: s) else {
-                throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\"")
-            }
-            return wid
-        }
+        func webview() throws(ProtocolError) -> ItemID { try requestedWebView(p, in: s) }
         let work: ShellWork
         switch method {
         case .dialogAnswer:

@@ -114,6 +114,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
         let tabs = physicalMemory / 8 / (140 << 20)
         return Int(min(64, max(4, tabs)))
     }
+
     /// The profiles `session.create {profile}` knows (Profiles/Registry.swift).
     public var profiles: ProfileRegistry = .standard
 

@@ -16,7 +16,7 @@ public struct BrowserConfiguration: Sendable {
     /// has a `servedOrigin` at that origin (BrowserHost+WebDir.swift).
     public var webDirectory: String?
     /// Starts the browser: Chromium on its DevTools pipe. Tests put a fake Chromium here
-    /// (`Tests/BridgeBrowserFakes`), which plays Chromium's side of the DevTools protocol by script.
+    /// (BridgeTesting's `FakeChromium`), which plays Chromium's side of the DevTools protocol by script.
     public var launcher: BrowserLauncher = BrowserHost.chromium
 
     public init() {}
@@ -173,6 +173,7 @@ extension Daemon {
             let web: WebDirectory? = root ? profile.servedOrigin.flatMap { origin in
                 b.configuration.webDirectory.map { WebDirectory(origin: origin, directory: $0) }
             } : nil
+            let ref = browserRef, remote = self.remote
             onHost { host in
                 do {
                     if root {
@@ -193,7 +194,10 @@ extension Daemon {
                 } catch {
                     let reason: String
                     if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
-                    if root { await host.closeSession(session) }
+                    if root {
+                        await host.closeSession(session)
+                        remote.enqueue { ref.value.rootTabFailed(session: session, reason: reason) }
+                    }
                     logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
                     return .tabFailed(session: session, webview: webview, url: url, reason: reason)
                 }
@@ -399,10 +403,19 @@ extension Daemon {
             logger.error("Chromium went away; the pages of \(sessions.count) browser session(s) are disconnected")
             browser?.restartFailure = nil
             feed(.host(.browserCrashed(sessions: sessions)))
+        case .warning(let line):
+            logger.warning("\(line)")
         case .restartFailed(let reason):
             logger.error("Chromium could not be started again after it went away: \(reason); there is no DevTools url (GET /api/devtools answers 503) until the next browser session starts one")
             browser?.restartFailure = reason
         }
+    }
+
+    /// The root tab of a browser session could not open: the session is gone. When it was the
+    /// daemon's own (`bridged open`), its owner hears it (`onOpenFailure`).
+    func rootTabFailed(session: String, reason: String) {
+        guard ownSessions.remove(session) != nil else { return }
+        onOpenFailure?(session, reason)
     }
 
     /// `GET /api/sessions/SESSION/placeholders/Pn.jpg`.
@@ -457,6 +470,8 @@ extension Daemon {
             logger.error("cannot open \(url) in a browser session: \(refusal.message)")
             throw refusal
         }
-        return bridge.sessionIDs.first { !before.contains($0) } ?? ""
+        let sid = bridge.sessionIDs.first { !before.contains($0) } ?? ""
+        ownSessions.insert(sid)
+        return sid
     }
 }

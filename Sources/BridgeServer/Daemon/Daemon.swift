@@ -70,6 +70,12 @@ public final class Daemon: TransportDelegate {
     public var onStart: ((Int) -> Void)?
     /// The browser sessions' side, made with the first one (Daemon+Browser.swift).
     var browser: BrowserSide?
+    /// The browser sessions the daemon opened itself (`openBrowserSession`) whose root tab has
+    /// not failed.
+    var ownSessions: Set<String> = []
+    /// Called on the service thread when a browser session the daemon opened itself could not
+    /// get its root tab (no Chromium, a page the browser refuses): the session and why.
+    public var onOpenFailure: ((String, String) -> Void)?
 
     /// The daemon on libwebsockets. Validates the configuration (throws `ConfigurationError`).
     public convenience init(configuration: DaemonConfiguration, bridgeJS: [UInt8], logger: Logger) throws {

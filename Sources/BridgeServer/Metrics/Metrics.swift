@@ -13,6 +13,9 @@ public struct TransportCounters: Sendable {
     /// Connections closed with 1008 because their send queue grew past `maxSendQueueBytes`.
     public internal(set) var sendQueueOverflows = 0
 
+    /// Nothing counted yet (what a transport starts with).
+    public init() {}
+
     mutating func noteClose(_ code: UInt16) { closes[code, default: 0] &+= 1 }
 }
 

@@ -466,9 +466,11 @@ public final class Transport {
     }
 
     /// The heap the messages waiting for one connection may hold, in multiples of
-    /// `maxSendQueueBytes`: three, so that with everything else the daemon allocates meanwhile
-    /// one slow reader stays under four times the limit of resident memory (docs/SECURITY.md).
-    static let memoryBound = 3
+    /// `maxSendQueueBytes`: two, so that with what the allocator keeps around each small message
+    /// and everything else the daemon allocates meanwhile, one slow reader stays well under four
+    /// times the limit of resident memory (docs/SECURITY.md; at three, faster pushers of small
+    /// events measured 313 MiB at a 64 MiB limit against the 280 promised).
+    static let memoryBound = 2
 
     /// Heap held by the messages queued for `id` (nil for an unknown id).
     func queuedMemory(_ id: ConnectionID) -> Int? { connections[id.raw]?.queue.memory }

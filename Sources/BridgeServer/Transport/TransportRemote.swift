@@ -23,7 +23,10 @@ public final class TransportRemote: Sendable {
 
     let state = Locked(State())
 
-    init() {}
+    /// A remote whose work nobody runs until its transport does: the `Transport` makes its own;
+    /// another `ServerTransport` (BridgeTesting's `FakeTransport`) makes one, runs what is
+    /// queued with `takeQueuedWork()` and learns of it through `onSubmit(_:)`.
+    public init() {}
 
     /// Runs `work` on the service thread.
     public func enqueue(_ work: @Sendable @escaping () -> Void) {
@@ -78,5 +81,20 @@ public final class TransportRemote: Sendable {
             s.work = []
             return (w, s.stopRequested)
         }
+    }
+
+    // MARK: for a transport of another kind (tests)
+
+    /// Tells `body` (on the enqueuing thread, outside the lock) each time work is queued, for a
+    /// transport that runs the queue itself; nil stops it. The `Transport` never sets it.
+    public func onSubmit(_ body: (@Sendable () -> Void)?) {
+        state.withLock { $0.onSubmit = body }
+    }
+
+    /// Takes what `enqueue(_:)` queued, oldest first, for the caller to run as the service
+    /// thread would. Work queued for the lws `Transport` itself (`enqueue { transport in … }`)
+    /// is dropped: only that transport can run it.
+    public func takeQueuedWork() -> [@Sendable () -> Void] {
+        takeWork().work.compactMap { if case .plain(let body) = $0 { body } else { nil } }
     }
 }

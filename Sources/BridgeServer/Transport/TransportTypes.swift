@@ -84,6 +84,13 @@ public struct TimerHandle: Hashable, Sendable {
     /// When the timer is due, on `Transport.monotonicMicroseconds`' clock; it never fires
     /// before. (0 for a timer that could not be scheduled.)
     public let deadlineMicroseconds: Int64
+
+    /// A handle of a transport's own numbering (`serial`, unique among its pending timers):
+    /// for a `ServerTransport` other than `Transport`, e.g. a fake that fires timers by hand.
+    public init(serial: UInt64, deadlineMicroseconds: Int64) {
+        self.serial = serial
+        self.deadlineMicroseconds = deadlineMicroseconds
+    }
 }
 
 public enum TransportError: Error, Equatable, CustomStringConvertible {

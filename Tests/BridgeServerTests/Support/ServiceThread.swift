@@ -1,5 +1,5 @@
 @testable import BridgeServer
-import BridgeBrowserFakes
+import BridgeTesting
 import Dispatch
 import Foundation
 import Logging

@@ -1,73 +1,77 @@
-@testable import BridgeServer
-import BridgeBrowserFakes
 import BridgeProtocol
+import BridgeServer
 
 /// A transport that records what the daemon asks of it and lets a test drive time by hand (the
 /// NIOEmbedded idea): no sockets, no threads, no lws. Connections are opened, fed and closed by
-/// the test through the delegate calls a real transport would make.
-final class FakeTransport: ServerTransport {
-    enum Event: Equatable {
+/// the test through the delegate calls a real transport would make. Used on the test's thread,
+/// which plays the service thread: `Daemon(configuration:transport:logger:)` with it, then
+/// `open`, `receive`, `advance`, and `sent(to:)` / `takeEvents()` for what the daemon did.
+public final class FakeTransport: ServerTransport {
+    public enum Event: Equatable, Sendable {
         case send(ConnectionID, String)
         case close(ConnectionID, code: UInt16, reason: String)
     }
 
     /// Strong (unlike the real transport's): a test may keep only the fake.
-    var delegate: TransportDelegate?
-    var port = 0
-    var stopping = false
-    var monotonicMicroseconds: Int64 = 1_000_000
-    let remote = TransportRemote()
-    var counters = TransportCounters()
+    public var delegate: TransportDelegate?
+    public var port = 0
+    public var stopping = false
+    public var monotonicMicroseconds: Int64 = 1_000_000
+    public let remote = TransportRemote()
+    public var counters = TransportCounters()
     /// Connections opened and not closed.
-    var connectionCount: Int { opened.count }
+    public var connectionCount: Int { opened.count }
     private var opened: Set<ConnectionID> = []
     /// Sends and closes, in order.
-    var events: [Event] = []
+    public var events: [Event] = []
     /// Pending keyed timers and their deadlines.
-    var keyed: [TimerKey: Int64] = [:]
-    var closures: [(serial: UInt64, deadline: Int64, body: () -> Void)] = []
+    public var keyed: [TimerKey: Int64] = [:]
+    /// Pending one-shot timers (`schedule(afterMicroseconds:_:)`), in the order they were made.
+    public var closures: [(serial: UInt64, deadline: Int64, body: () -> Void)] = []
     private var serial: UInt64 = 1
     private var nextConnection: UInt64 = 1
     /// One element per `remote.enqueue` from another thread.
     private let submitted = Inbox<Int>()
 
-    init() {
+    public init() {
         let submitted = self.submitted
-        remote.state.withLock { $0.onSubmit = { submitted.append(1) } }
+        remote.onSubmit { submitted.append(1) }
     }
 
-    func run() throws {
+    public func run() throws {
         port = 4242
         delegate?.transportDidStart(port: port)
     }
 
-    func send(_ id: ConnectionID, _ message: [UInt8]) {
+    public func send(_ id: ConnectionID, _ message: [UInt8]) {
         events.append(.send(id, String(decoding: message, as: UTF8.self)))
     }
 
-    func close(_ id: ConnectionID, code: UInt16, reason: String) {
+    public func close(_ id: ConnectionID, code: UInt16, reason: String) {
         events.append(.close(id, code: code, reason: reason))
     }
 
-    func schedule(_ key: TimerKey, afterMicroseconds: Int64) {
+    public func schedule(_ key: TimerKey, afterMicroseconds: Int64) {
         keyed[key] = monotonicMicroseconds + max(0, afterMicroseconds)
     }
 
-    func cancel(_ key: TimerKey) { keyed[key] = nil }
+    public func cancel(_ key: TimerKey) { keyed[key] = nil }
 
-    func schedule(afterMicroseconds: Int64, _ body: @escaping () -> Void) -> TimerHandle {
+    public func schedule(afterMicroseconds: Int64, _ body: @escaping () -> Void) -> TimerHandle {
         serial += 1
         let deadline = monotonicMicroseconds + max(0, afterMicroseconds)
         closures.append((serial, deadline, body))
         return TimerHandle(serial: serial, deadlineMicroseconds: deadline)
     }
 
-    func cancel(_ timer: TimerHandle) { closures.removeAll { $0.serial == timer.serial } }
+    public func cancel(_ timer: TimerHandle) {
+        closures.removeAll { TimerHandle(serial: $0.serial, deadlineMicroseconds: $0.deadline) == timer }
+    }
 
     // MARK: driving it
 
     /// Opens a connection as a real transport would after a handshake.
-    func open(origin: String? = nil, loopback: Bool = true) -> ConnectionID {
+    public func open(origin: String? = nil, loopback: Bool = true) -> ConnectionID {
         let id = ConnectionID(raw: nextConnection)
         nextConnection += 1
         opened.insert(id)
@@ -76,18 +80,18 @@ final class FakeTransport: ServerTransport {
         return id
     }
 
-    func receive(_ id: ConnectionID, _ text: String) {
+    public func receive(_ id: ConnectionID, _ text: String) {
         let bytes = Array(text.utf8)
         bytes.withUnsafeBytes { delegate?.transport(id, didReceiveText: $0) }
     }
 
-    func peerClosed(_ id: ConnectionID) {
+    public func peerClosed(_ id: ConnectionID) {
         opened.remove(id)
         delegate?.transportDidClose(id)
     }
 
     /// Moves the clock forward, firing every timer that comes due, in deadline order.
-    func advance(microseconds: Int64) {
+    public func advance(microseconds: Int64) {
         let end = monotonicMicroseconds + microseconds
         while true {
             let nextKeyed = keyed.min { $0.value < $1.value }
@@ -109,24 +113,22 @@ final class FakeTransport: ServerTransport {
     }
 
     /// The messages sent to `id`, oldest first; clears them from `events` when `take`.
-    func sent(to id: ConnectionID) -> [String] {
+    public func sent(to id: ConnectionID) -> [String] {
         events.compactMap { if case .send(id, let text) = $0 { text } else { nil } }
     }
 
     /// Runs what other threads queued for the service thread (the browser host's results),
     /// here, as the service thread would, until `done` holds; waits for each next piece of work
     /// (up to `timeout` seconds for one).
-    func serviceRemote(timeout: Double = 30, until done: () -> Bool) async throws {
+    public func serviceRemote(timeout: Double = 30, until done: () -> Bool) async throws {
         while true {
-            for work in remote.takeWork().work {
-                if case .plain(let body) = work { body() }
-            }
+            for body in remote.takeQueuedWork() { body() }
             if done() { return }
             _ = try await submitted.next(timeout: timeout) { _ in true }
         }
     }
 
-    func takeEvents() -> [Event] {
+    public func takeEvents() -> [Event] {
         defer { events = [] }
         return events
     }
