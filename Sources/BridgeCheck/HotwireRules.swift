@@ -12,6 +12,9 @@ extension Rule {
     public static let hotwire: [Rule] = [visitNotRendered, backWrongPage, visitFailed, coldBootLink, bridgeMessageIgnored,
                                          pageError, loadFailed, pageUnresponsive, pageCrashed, navigationLoop, renderBudget, nothingExplored]
 
+    /// A capacitor app's (docs/CAPACITOR.md): what any page must not do; its own rules are to come.
+    public static let capacitor: [Rule] = [pageError, loadFailed, pageUnresponsive, pageCrashed, navigationLoop, nothingExplored]
+
     /// Every rule of every profile.
     public static let every: [Rule] = all + hotwire.filter { r in !all.contains(r) }
 

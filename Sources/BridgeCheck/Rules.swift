@@ -129,14 +129,25 @@ public struct RuleOptions: Equatable, Sendable {
 public enum CheckProfile: String, Sendable, CaseIterable {
     case astro
     case hotwireNative = "hotwire-native"
+    case capacitor
 
     /// The rules judged under this profile.
-    public var rules: [Rule] { self == .astro ? Rule.all : Rule.hotwire }
+    public var rules: [Rule] {
+        switch self {
+        case .astro: Rule.all
+        case .hotwireNative: Rule.hotwire
+        case .capacitor: Rule.capacitor
+        }
+    }
 }
 
 public enum Rules {
     public static func evaluate(_ log: [Observation], options: RuleOptions) -> [Finding] {
         if options.profile == .hotwireNative { return HotwireRules.evaluate(log, options: options) }
+        if options.profile == .capacitor {
+            // One web view whose history pushes are the app's own: the Astro rules are not judged.
+            return (pageErrors(log) + loadFailures(log) + runaways(log)).sorted { ($0.step, $0.t) < ($1.step, $1.t) }
+        }
         var out: [Finding] = []
         out += historyRules(log)
         out += foregroundRules(log, options: options)

@@ -26,7 +26,9 @@ struct CheckCommand: ParsableCommand {
             answering (a busy script, a dialog nobody answered), crashes or opens tabs without \
             end is a finding naming it; every call is bounded by --timeout-s. With \
             --profile hotwire-native the app is a Turbo app in a Hotwire Native shell, judged by \
-            that profile's rules. The rules and the steps format are in docs/CHECK.md.
+            that profile's rules; with --profile capacitor a Capacitor app (its page errors, \
+            loads, runaways; not the Astro history rules). The rules and the steps format are in \
+            docs/CHECK.md.
             """)
 
     @Argument(help: ArgumentHelp("The app's start page (http or https).", valueName: "url"))

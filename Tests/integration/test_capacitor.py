@@ -222,3 +222,21 @@ def test_open_serves_the_web_dir_at_the_apps_origin(daemon_factory, platform, or
         await c.close()
 
     run(go())
+
+
+def test_check_judges_a_capacitor_app_by_its_own_rules(app_url):
+    """`bridged check --profile capacitor`: the profile's rules (the Astro ones are not judged: a
+    one-web-view app pushes history itself); a start page that cannot load is exit 2."""
+    import subprocess
+    from conftest import bridged_bin
+
+    def check(*args):
+        p = subprocess.run([bridged_bin(), "check", *args], capture_output=True, text=True, timeout=180)
+        return p.returncode, p.stdout, p.stderr
+
+    code, out, err = check(f"{app_url}/index.html", "--profile", "capacitor", "--platform", "android", "--max-states", "4")
+    # The test app has buttons, no links: nothing to explore, and no other rule broken.
+    assert code == 1, out + err
+    assert "nothing-explored" in out and "push-without-navigate" not in out and "page-error" not in out, out
+    code, out, err = check("http://127.0.0.1:9/index.html", "--profile", "capacitor")
+    assert code == 2 and "unreachable" in err, out + err

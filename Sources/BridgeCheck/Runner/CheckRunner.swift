@@ -347,8 +347,8 @@ public final class CheckRunner {
         pathConfiguration = nil
         let created: JSONValue
         var params: JSONObject = ["url": .string(options.url), "browser": true, "dialogs": .string(options.dialogs)]
-        if hotwire {
-            params["profile"] = .string(CheckProfile.hotwireNative.rawValue)
+        if options.profile != .astro {
+            params["profile"] = .string(options.profile.rawValue)
             let profileParams = options.session.params
             for (k, v) in zip(profileParams.keys, profileParams.values) { params[k] = v }
         }
