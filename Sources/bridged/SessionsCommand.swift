@@ -198,63 +198,44 @@ struct FarmEndpoint {
 
 }
 
-/// One controller's hello and `session.list`, over the product's WebSocket client.
+/// One controller's hello and `session.list`, over the project's controller client
+/// (`ControllerClient`, the one `bridged check` runs on).
 enum FarmClient {
     static func listSessions(_ endpoint: FarmEndpoint, token: String?, timeoutMs: Int) throws(FarmError) -> [JSONValue] {
         let deadline = Double(timeoutMs) / 1000
-        let socket: WebSocketClient
+        let start = Date()
+        func left() -> Double { max(0.001, deadline - Date().timeIntervalSince(start)) }
+        let client: ControllerClient
         do {
-            socket = try WebSocketClient(host: endpoint.host, port: endpoint.port, path: endpoint.path, timeout: deadline)
+            client = try ControllerClient(host: endpoint.host, port: endpoint.port, path: endpoint.path, timeout: deadline)
         } catch {
             if error.message.hasPrefix("cannot connect") || error.message.hasPrefix("cannot resolve") {
                 throw FarmError(error.message + "; is the daemon running, and is this its address?")
             }
             throw FarmError(error.message)
         }
-        let start = Date()
-        func reply(to id: Int64) throws(FarmError) -> JSONValue {
-            while true {
-                let left = deadline - Date().timeIntervalSince(start)
-                let text: [UInt8]?
-                do { text = try socket.receiveBytes(timeout: max(0, left)) } catch { throw FarmError(error.message) }
-                guard let text else { throw FarmError("timed out waiting for the daemon (see --timeout-s)") }
-                let value: JSONValue
-                do { value = try JSONParser.parse(text) } catch {
-                    throw FarmError("the daemon sent something that is not JSON (\(error))")
-                }
-                if value["id"]?.intValue == id { return value }
+        defer { client.close() }
+        /// The call's result, its failures said as `bridged sessions` says them.
+        func call(_ what: String, _ body: () throws -> JSONValue) throws(FarmError) -> JSONValue {
+            do {
+                return try body()
+            } catch let e as ControllerClient.CallError {
+                let hint = what == "hello" && e.code == "not-allowed" ? " (pass --token or set BRIDGED_TOKEN to the daemons' controller token)" : ""
+                throw FarmError(what == "hello" ? "the daemon refused the controller: \(e.code): \(e.message)\(hint)"
+                                                : "\(what) failed: \(e.code): \(e.message)")
+            } catch is ControllerClient.CallTimeout {
+                throw FarmError("timed out waiting for the daemon (see --timeout-s)")
+            } catch let e as ClientError {
+                throw FarmError(e.message)
+            } catch {
+                throw FarmError("\(error)")
             }
         }
-        func send(_ bytes: [UInt8]) throws(FarmError) {
-            do { try socket.sendText(bytes) } catch { throw FarmError(error.message) }
-        }
-        var hello = JSONWriter(capacity: 128)
-        hello.beginObject()
-        hello.key("id"); hello.int(1)
-        hello.key("method"); hello.string("hello")
-        hello.key("params"); hello.beginObject()
-        hello.key("protocol"); hello.int(1)
-        hello.key("role"); hello.string("controller")
-        if let token { hello.key("token"); hello.string(token) }
-        hello.endObject()
-        hello.endObject()
-        try send(hello.bytes)
-        let helloReply = try reply(to: 1)
-        if let error = helloReply["error"] {
-            let code = error["code"]?.stringValue ?? "?"
-            let message = error["message"]?.stringValue ?? ""
-            let hint = code == "not-allowed" ? " (pass --token or set BRIDGED_TOKEN to the daemons' controller token)" : ""
-            throw FarmError("the daemon refused the controller: \(code): \(message)\(hint)")
-        }
-        try send(Array(#"{"id":2,"method":"session.list","params":{}}"#.utf8))
-        let list = try reply(to: 2)
-        if let error = list["error"] {
-            throw FarmError("session.list failed: \(error["code"]?.stringValue ?? "?"): \(error["message"]?.stringValue ?? "")")
-        }
-        guard let sessions = list["result"]?["sessions"]?.arrayValue else {
+        _ = try call("hello") { try client.hello(token: token, timeout: left()) }
+        let list = try call("session.list") { try client.call("session.list", timeout: left(), reconnecting: false) }
+        guard let sessions = list["sessions"]?.arrayValue else {
             throw FarmError("session.list answered without a sessions list: is this a bridged daemon?")
         }
-        try? socket.sendClose()
         return sessions
     }
 }

@@ -37,6 +37,7 @@ class ShellPages(http.server.BaseHTTPRequestHandler):
         "/links": HERE + """<title>links</title><a id='mail' href='mailto:team@example.com'>mail</a>
             <a id='tel' href='tel:+15550100'>call</a><a id='dl' href='/download'>report</a>
             <script>window.alive = 'yes';</script>""",
+        "/reloads": HERE + "<title>reloads</title><script>window.alive = 'yes'; setTimeout(() => location.reload(), 10);</script>",
         "/loop": HERE + "<title>loop</title><script>setTimeout(() => { location.href = '/loop?' + Math.random(); }, 10);</script>",
         "/popups": HERE + "<title>popups</title><button id='go' onclick='for (let i = 0; i < 200; i++) window.open(\"/plain?\" + i)'>go</button>",
         "/pushes": HERE + """<title>pushes</title><button id='go' onclick="for (let i = 1; i <= 10000; i++) history.pushState({}, '', '?n=' + i);
@@ -347,6 +348,28 @@ def test_ten_thousand_pushes_grow_nothing(daemon_factory, pages):
         started = time.monotonic()
         await c2.request("ping")
         assert time.monotonic() - started < 2
+        await c2.close()
+        await c.close()
+
+    run(go())
+
+
+def test_a_page_reloading_itself_every_ten_milliseconds_grows_nothing(daemon_factory, pages):
+    d = daemon_factory()
+
+    async def go():
+        c = await controller(d.ws_url)
+        s = await open_session(c, pages + "/reloads")
+        # It reloads over and over: its page connects again each time; nothing else grows.
+        for n in range(1, 6):
+            await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s)
+        c2 = await controller(d.ws_url)
+        for _ in range(10):
+            started = time.monotonic()
+            await c2.request("ping")
+            assert time.monotonic() - started < 2
+        got = await c2.request("session.get", {"session": s})
+        assert ids(got["stack"]) == "W1" and len(got["targetIds"]) == 1
         await c2.close()
         await c.close()
 

@@ -54,33 +54,50 @@ public struct CheckOptions: Sendable {
     }
 }
 
-/// A controller of the daemon's own protocol: requests with replies, events kept in order.
+/// A controller of the daemon's own protocol: requests with replies, events kept in order. The
+/// one Swift controller client: `bridged check` runs on it, and `bridged sessions` asks each
+/// daemon of a farm through it.
 ///
 /// Every call has a deadline. The daemon holds a connection whose request the browser answers
 /// (its later frames wait), so a call that got no reply in time leaves the connection useless:
 /// it is dropped and a new one made (`reconnect`), which the runner subscribes to its session
 /// again. A connection that cannot be made again means the daemon is gone.
-final class ControllerClient {
+public final class ControllerClient {
     var ws: WebSocketClient
     let host: String
     let port: Int
+    let path: String
     var nextID = 1
-    var onEvent: (String, JSONValue) -> Void = { _, _ in }
+    public var onEvent: (String, JSONValue) -> Void = { _, _ in }
     /// How many times the connection was made again after a call ran out of time.
-    var reconnects = 0
+    public private(set) var reconnects = 0
 
-    init(host: String, port: Int) throws {
+    /// A connection to the daemon at `host`:`port` (`path`: its WebSocket endpoint), made within
+    /// `timeout` seconds (`ClientError` otherwise). Say `hello` next.
+    public init(host: String, port: Int, path: String = "/bridge", timeout: Double = 10) throws(ClientError) {
         self.host = host
         self.port = port
-        ws = try WebSocketClient(host: host, port: port, path: "/bridge")
+        self.path = path
+        ws = try WebSocketClient(host: host, port: port, path: path, timeout: timeout)
     }
 
     /// The daemon answered with an error (the connection is fine).
-    struct CallError: Error { var code: String; var message: String }
+    public struct CallError: Error { public var code: String; public var message: String }
 
     /// No reply within the call's deadline (the daemon is there but did not answer: a page that
     /// does not answer holds the call). The connection was made again before this is thrown.
-    struct CallTimeout: Error { var method: String; var seconds: Double }
+    public struct CallTimeout: Error { public var method: String; public var seconds: Double }
+
+    /// `hello` as a controller (with the daemon's controller token, if it has one); its result.
+    @discardableResult
+    public func hello(token: String? = nil, timeout: Double = 30) throws -> JSONValue {
+        var params: JSONObject = ["protocol": 1, "role": "controller"]
+        if let token { params["token"] = .string(token) }
+        return try call("hello", params, timeout: timeout, reconnecting: false)
+    }
+
+    /// Closes the connection (a close frame; errors ignored: it is going anyway).
+    public func close() { try? ws.sendClose() }
 
     /// `f`'s value, or nil when the daemon answered it with an error (a page gone, no
     /// screenshot) or did not answer in time; a lost connection is thrown on: the check cannot
@@ -93,7 +110,7 @@ final class ControllerClient {
     /// meanwhile go to `onEvent`. A connection that closes or fails is thrown as `ClientError`;
     /// no reply in time is `CallTimeout`, after the connection was made again (a `ClientError`
     /// when it cannot be: the daemon is gone); without `reconnecting`, as it is.
-    func call(_ method: String, _ params: JSONObject = [:], timeout: Double = 60, reconnecting: Bool = true) throws -> JSONValue {
+    public func call(_ method: String, _ params: JSONObject = [:], timeout: Double = 60, reconnecting: Bool = true) throws -> JSONValue {
         let id = nextID
         nextID += 1
         try ws.send(JSONValue.object(["id": .int(Int64(id)), "method": .string(method), "params": .object(params)]).jsonString)
@@ -121,7 +138,7 @@ final class ControllerClient {
     /// 10 s; the daemon not accepting one is a `ClientError`.
     func reconnect() throws {
         let fresh: WebSocketClient
-        do { fresh = try WebSocketClient(host: host, port: port, path: "/bridge", timeout: 10) } catch {
+        do { fresh = try WebSocketClient(host: host, port: port, path: path, timeout: 10) } catch {
             throw ClientError("the daemon did not accept a new connection after a call got no reply (\(error.message))")
         }
         ws = fresh

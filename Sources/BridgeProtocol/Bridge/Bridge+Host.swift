@@ -514,7 +514,11 @@ extension Bridge {
                         s.browser!.targetIds.removeAll()
                         s.browser!.browserContextId = nil
                     }
-                    b.emit(&s, "browser.crashed") { _ in }
+                    // Why, for people: the session is over as a browser session (its pages and
+                    // tabs are gone); a new one gets a new Chromium.
+                    b.emit(&s, "browser.crashed") { w in
+                        w.key("reason"); w.string("Chromium exited (it crashed or was killed): this session's pages and tabs are gone; close it and create a new browser session, which gets a new Chromium")
+                    }
                 }
             }
         }
