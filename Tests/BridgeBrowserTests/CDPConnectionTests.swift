@@ -93,8 +93,10 @@ import Testing
         let transport = Transport()
         let closed = Inbox()
         let cdp = CDPConnection(transport: transport) { closed.signal() }
-        let pending = cdp.start("Page.navigate", ["url": "http://a.test/"], session: "S1")
-        let called = Task { try await cdp.call("Runtime.evaluate", ["expression": "1"], session: "S1") }
+        // (Deadlines far away: on a loaded machine, sanitizers on, the second call may take
+        // seconds to go out; the close, not a timeout, must fail them.)
+        let pending = cdp.start("Page.navigate", ["url": "http://a.test/"], session: "S1", timeout: 600)
+        let called = Task { try await cdp.call("Runtime.evaluate", ["expression": "1"], session: "S1", timeout: 600) }
         try await waitUntil { transport.sent.count == 2 }
         transport.close()
         await #expect(throws: BrowserError.disconnected) { try await pending.value }
