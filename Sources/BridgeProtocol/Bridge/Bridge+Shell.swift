@@ -137,7 +137,8 @@ extension Bridge {
             return
         case .reload:
             let wid = try webview()
-            let url = s.engine.webView(wid)?.url ?? s.tree?.locate(wid).map { _ in "" } ?? ""
+            // (The tab loads its own document again; the url says which, for the trace.)
+            let url = s.engine.webView(wid)?.url ?? ""
             withSession(sid) { b, s in
                 s.browser!.shell.crashed[wid] = nil
                 s.browser!.shell.unresponsive.remove(wid)
