@@ -112,9 +112,7 @@ import Testing
     }
 
 
-    /// iOS keeps the modal session's web view between presentations: dismissed, its tab goes
-    /// behind the main one and its page stays; presented again, it visits the new screen.
-    @Test func modalOpensATabAndARedirectDismissesIt() {
+    @Test func modalOpensATabAndARedirectClosesIt() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h)
         Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
@@ -135,44 +133,14 @@ import Testing
         #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
         #expect(h.bridge.isHeld(modal.client) && h.stackIDs(sid) == "W2")
         h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [7]))
-        #expect(h.closed[modal.client] == nil, "iOS keeps the modal's web view and its page")
-        #expect(!h.hostCalls.contains(.closeTab(session: sid, webview: .webview(2))))
-        #expect(h.hostCalls.last == .showTab(session: sid, webview: .webview(1)), "the main tab comes to the front: it draws again")
+        #expect(h.closed[modal.client] == 1000, "the modal's page goes with its tab")
+        #expect(Array(h.hostCalls.suffix(2)) == [.closeTab(session: sid, webview: .webview(2)), .showTab(session: sid, webview: .webview(1))],
+                "the main tab comes to the front: it draws again")
         #expect(h.stackIDs(sid) == "P1 W1")
         #expect(h.eventParams(ctl, "stack.changed").last?["cause"] == "hotwire:default:redirect+dismiss+push")
         let visit = h.take(page.client).first { $0["event"] == "hotwire.visit" }
         #expect(visit?["params"]?["location"] == "http://h/items/1")
         #expect(visit?["params"]?["options"]?["response"]?["redirected"] == true)
-        #expect(h.sessionGet(sid)["result"]?["tree"]?["modal"] == .null)
-
-        // Presented again: the kept web view, no new tab; its page visits the new screen.
-        let calls = h.hostCalls.count
-        _ = h.take(modal.client)
-        Self.message(&h, page, "visitProposed", ["location": "http://h/lists/new", "options": ["action": "advance"]], location: "http://h/items/1")
-        if case .takeSnapshot? = h.hostCalls.last { h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [8])) }
-        #expect(!h.hostCalls[calls...].contains { if case .openTab = $0 { true } else { false } }, "\(h.hostCalls[calls...])")
-        #expect(h.hostCalls.last == .showTab(session: sid, webview: .webview(2)))
-        #expect(h.stackIDs(sid) == "W2")
-        let again = h.take(modal.client).first { $0["event"] == "hotwire.visit" }
-        #expect(again?["params"]?["location"] == "http://h/lists/new", "\(again ?? .null)")
-        #expect(h.eventParams(ctl, "webview.open").count == 1)
-    }
-
-    /// Android closes the modal's tab when it is dismissed (a new one for each presentation).
-    @Test func androidClosesTheModalsTab() {
-        var h = BridgeHarness()
-        let (_, sid, page) = Self.session(&h, platform: "android")
-        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
-        guard case .openTab(sid, .webview(2), _, let token, nil, false)? = h.hostCalls.last else {
-            Issue.record("no modal tab: \(h.hostCalls)")
-            return
-        }
-        let modal = h.claimed(sid, "W2", token, url: "http://h/items/new")
-        let ctl = h.controller()
-        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
-        #expect(h.closed[modal.client] == 1000, "the modal's page goes with its tab")
-        #expect(Array(h.hostCalls.suffix(2)) == [.closeTab(session: sid, webview: .webview(2)), .showTab(session: sid, webview: .webview(1))])
-        #expect(h.stackIDs(sid) == "W1")
     }
 
     @Test func nativeScreenFailuresAndExternalHosts() {

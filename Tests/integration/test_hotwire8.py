@@ -281,9 +281,7 @@ def test_modal_form_connects_and_its_redirect_dismisses_the_modal(shared_daemon,
         started = await loaded(c, s, modal, "formSubmissionStarted")
         finished = await loaded(c, s, modal, "formSubmissionFinished")
         assert started["data"]["location"] == finished["data"]["location"] == app + "/items", started
-        if platform == "android":
-            # Android closes the modal's tab; iOS keeps its web view for the next presentation.
-            await c.next_event("webview.closed", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == modal)
+        await c.next_event("webview.closed", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == modal)
         await rendered(c, s, "W1", "/items/1")
         t = await tree(c, s)
         assert t["modal"] is None and t["active"] == "tab:main"

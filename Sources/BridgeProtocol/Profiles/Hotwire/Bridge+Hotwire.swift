@@ -52,9 +52,6 @@ struct HotwireState: Equatable {
     /// Whether the host was asked to fetch the profile's `pathConfigurationUrl` (once, when the
     /// main web view's page first connects), and whether its answer came.
     var configurationFetch: ConfigurationFetch = .notAsked
-    /// iOS: the modal context's web view while no modal is presented. iOS keeps the modal
-    /// session's web view (and its page) between presentations; the next one visits it.
-    var keptModal: ItemID?
     enum ConfigurationFetch: Equatable {
         case notAsked, asked, answered
     }
@@ -427,14 +424,7 @@ extension Bridge {
         let nav = h.navigator
         var opened: (webview: ItemID, url: String, token: String)?
         var removed: [ItemID] = []
-        var reshown: ItemID?
-        var dismissed = false
-        if !nav.modal.isEmpty, h.webviews[.modal] == nil, let kept = h.keptModal {
-            // iOS: the kept web view presents the modal again (the decision's visit goes to it).
-            h.webviews[.modal] = kept
-            h.keptModal = nil
-            reshown = kept
-        } else if !nav.modal.isEmpty, h.webviews[.modal] == nil {
+        if !nav.modal.isEmpty, h.webviews[.modal] == nil {
             let webview = s.engine.itemIDs.next(.webview)
             let token = issueToken(&s, webview)
             h.webviews[.modal] = webview
@@ -442,18 +432,9 @@ extension Bridge {
             opened = (webview, shown.url, token)
         }
         if nav.modal.isEmpty, let modal = h.webviews.removeValue(forKey: .modal) {
-            dismissed = true
-            if h.profile.platform == .ios {
-                // iOS keeps it, its tab and its page, for the next presentation.
-                h.keptModal = modal
-                if h.overlays.removeValue(forKey: modal) != nil {
-                    effects.append(.host(.removeOverlay(session: sid, webview: modal)))
-                }
-            } else {
-                removed.append(modal)
-                h.pending[modal] = nil
-                h.overlays[modal] = nil
-            }
+            removed.append(modal)
+            h.pending[modal] = nil
+            h.overlays[modal] = nil
         }
         // The pictures of the screens this decision visits again (their placeholders go now).
         var pictures: [Int: [UInt8]] = [:]
@@ -484,14 +465,10 @@ extension Bridge {
             emitStackChanged(&s, cause: d.cause, transitions: transitions)
         }
         for id in removed { s.webTokens[id] = nil }
-        if dismissed, let main = s.hotwire!.webviews[.default] {
-            // The modal's tab went (or, iOS, went behind): the main web view shows again (and
-            // draws: Turbo renders in animation frames, which a tab in the background does not get).
+        if removed.contains(where: { $0.kind == .webview }), let main = s.hotwire!.webviews[.default] {
+            // The modal's tab went: the main web view shows again (and draws: Turbo renders in
+            // animation frames, which a tab in the background does not get).
             effects.append(.host(.showTab(session: sid, webview: main)))
-        }
-        if let reshown {
-            // The kept modal web view's tab comes to the front before it visits.
-            effects.append(.host(.showTab(session: sid, webview: reshown)))
         }
         if let opened {
             rememberToken(&s, opened.webview, opened.token)
