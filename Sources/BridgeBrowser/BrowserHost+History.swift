@@ -7,9 +7,16 @@ extension BrowserHost {
     /// Whether the tab of `webview` has an http(s) entry before its current one (a web view's
     /// `canGoBack()`; `about:blank`, where a tab starts, is not one). False when there is no tab.
     public func canGoBack(session: String, webview: ItemID) async -> Bool {
-        guard let (tab, cdp) = try? tab(session, webview),
-              let history = try? await cdp.call("Page.getNavigationHistory", session: tab.cdpSession, timeout: options.callTimeoutSeconds),
-              let index = history["currentIndex"]?.intValue, let entries = history["entries"]?.arrayValue,
+        guard let (tab, cdp) = try? tab(session, webview) else { return false }
+        let history: JSONValue
+        do {
+            history = try await cdp.call("Page.getNavigationHistory", session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        } catch {
+            // Said, then answered as a web view without a page behind it would be.
+            emit(.warning("\(session) \(webview): its history could not be read (\(error)); taken as no entry to go back to"))
+            return false
+        }
+        guard let index = history["currentIndex"]?.intValue, let entries = history["entries"]?.arrayValue,
               index > 0, Int(index) <= entries.count else { return false }
         let url = entries[Int(index) - 1]["url"]?.stringValue ?? ""
         return url.hasPrefix("http:") || url.hasPrefix("https:")

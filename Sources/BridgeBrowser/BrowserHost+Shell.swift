@@ -114,12 +114,16 @@ extension BrowserHost {
                     "permission": ["name": .string(name)], "setting": .string(setting.rawValue), "browserContextId": .string(context),
                 ], timeout: t)
             } catch {
-                debug("\(session): permission \(name) not set: \(error)")
+                emit(.warning("\(session): permission \(name) was not set to \(setting.rawValue): \(error)"))
             }
         }
         if let g = settings.geolocation {
             for (key, tab) in tabs where key.session == session {
-                _ = try? await b.cdp.call("Emulation.setGeolocationOverride", Self.geolocationParams(g), session: tab.cdpSession, timeout: t)
+                do {
+                    _ = try await b.cdp.call("Emulation.setGeolocationOverride", Self.geolocationParams(g), session: tab.cdpSession, timeout: t)
+                } catch {
+                    emit(.warning("\(session) \(key.webview): its position was not set: \(error)"))
+                }
             }
         }
     }
@@ -135,7 +139,7 @@ extension BrowserHost {
                 "downloadPath": .string(b.process.profileDirectory + "/downloads"),
             ], timeout: options.callTimeoutSeconds)
         } catch {
-            debug("downloads of context \(context) not reported: \(error)")
+            emit(.warning("downloads of browser context \(context) will not be reported (a download may leave a blank web view): \(error)"))
         }
     }
 

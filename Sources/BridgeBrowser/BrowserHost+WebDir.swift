@@ -87,7 +87,13 @@ extension BrowserHost {
         guard let web = webDirectories[tab.session], let requestId = event["requestId"]?.stringValue,
               let url = event["request"]?["url"]?.stringValue, web.serves(url),
               event["resourceType"]?.stringValue != "Document" || event["frameId"]?.stringValue != tab.targetId else { return false }
-        _ = try? await cdp.call("Fetch.fulfillRequest", web.answer(requestId, url: url), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        do {
+            _ = try await cdp.call("Fetch.fulfillRequest", web.answer(requestId, url: url), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        } catch {
+            // Not left paused for good: the page sees the request fail, the log says why.
+            emit(.warning("\(tab.session) \(tab.webview): \(url) could not be served from the web directory: \(error)"))
+            _ = cdp.start("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Failed"], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+        }
         return true
     }
 }
