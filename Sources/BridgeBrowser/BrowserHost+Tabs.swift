@@ -287,20 +287,10 @@ extension BrowserHost {
         guard let (tab, _) = machine.startClosing(key) else { return }
         clients[key] = nil
         guard let cdp = browser?.cdp else { return }
-        // Closing the tab in front brings its right neighbour forward, else its left one: the
-        // web view below, unless the session's spare sits right of it. Then the right-most web
-        // view's tab is brought forward, as it would be without a spare.
-        // Only when the tab is in front, or may be (`fronts` does not know), and no other tab was
-        // opened or brought forward while the close was answered: closing a tab behind brings
-        // nothing forward, in Chromium as here (a routed session's web view removed from a stack
-        // not shown).
+        // What comes forward once the close is answered: `TabMachine.frontAfterClose`.
         let spareRight = spares[session] != nil || makingSpares[session] != nil
         _ = try? await cdp.call(.closeTarget(tab.targetId), timeout: options.callTimeoutSeconds)
-        // Which tab that is, once the close is answered (a web view opened meanwhile, a back then
-        // a push at once or a router's replace, is the session's top now, and in front).
-        let below = machine.topTab(session: session)
-        if spareRight, let below, below.order < tab.order, machine.fronts[session] == nil {
-            machine.fronts[session] = below.key
+        if let below = machine.frontAfterClose(tab, spareRight: spareRight) {
             _ = try? await cdp.call(.bringToFront, session: below.cdpSession, timeout: options.callTimeoutSeconds)
         }
         // Until Chromium reports the tab destroyed, the close is sent again now and then (a

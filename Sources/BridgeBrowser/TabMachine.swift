@@ -155,6 +155,21 @@ struct TabMachine {
         tabs.values.filter { $0.session == session }.max { $0.order < $1.order }
     }
 
+    /// Chromium answered the close of `closed`: the tab to bring forward, if any. Closing the
+    /// tab in front brings its right neighbour forward, else its left one: the web view below,
+    /// unless the session's spare sits right of it (`spareRight`: it had one, or one was being
+    /// made, when the close was sent). Then the session's top tab (a web view opened meanwhile,
+    /// a back then a push at once or a router's replace, is the top now, and in front) is brought
+    /// forward, as it would be without a spare: when it is below the closed one and no tab came
+    /// to the front while the close was answered (closing a tab behind brings nothing forward,
+    /// in Chromium as here).
+    mutating func frontAfterClose(_ closed: Tab, spareRight: Bool) -> Tab? {
+        guard spareRight, let below = topTab(session: closed.session), below.order < closed.order,
+              fronts[closed.session] == nil else { return nil }
+        fronts[closed.session] = below.key
+        return below
+    }
+
     /// Everything of the browser that went away.
     mutating func reset() {
         contexts.removeAll()

@@ -232,6 +232,31 @@ import Testing
         #expect(m.closing.isEmpty)
     }
 
+    /// What comes forward once a close is answered, by table: (the closed tab's place, a spare
+    /// right of it, a tab brought forward meanwhile) → the tab brought forward.
+    @Test(arguments: [
+        (3, true, false, "W2" as String?),   // the top closed, the spare right of it: the web view below comes forward
+        (3, false, false, nil),              // no spare: Chromium brings the left neighbour forward itself
+        (3, true, true, nil),                // another tab came forward meanwhile
+        (1, true, false, nil),               // a tab below the top closed: the top stays in front
+    ])
+    func theTabBelowComesForwardPastTheSpare(closedAt: Int, spareRight: Bool, frontMeanwhile: Bool, expected: String?) throws {
+        var m = TabMachine(settings: TabMachine.Settings())
+        m.contexts["s1"] = "C1"
+        for i in 1...3 {
+            m.register(TabMachine.Tab(session: "s1", webview: .webview(i), targetId: TargetID("T\(i)"), cdpSession: CDPSessionID("S-T\(i)")),
+                       url: "http://app.test/\(i)", post: nil)
+        }
+        let key = TabKey("s1", .webview(closedAt))
+        m.fronts["s1"] = key
+        let closing = m.startClosing(key)
+        let closed = try #require(closing).tab
+        if frontMeanwhile { m.fronts["s1"] = TabKey("s1", .webview(1)) }
+        let front = m.frontAfterClose(closed, spareRight: spareRight)
+        #expect(front.map { "\($0.webview)" } == expected)
+        if let front { #expect(m.fronts["s1"] == front.key) }
+    }
+
     @Test func atMostFourNavigationsWaitDecidedEarly() {
         var m = Self.machine()
         for i in 1...6 {
