@@ -47,6 +47,19 @@ extension BrowserHost {
                 pageLoaded(session: session)
             case .dropSpare(let targetId):
                 await dropSpare(targetId: targetId, cdp: b.cdp)
+            case .retryClose(let targetId, let session):
+                retryClose(targetId, session: session, cdp: b.cdp)
+            }
+        }
+    }
+
+    /// Until Chromium reports the tab destroyed, its close is sent again now and then.
+    private func retryClose(_ targetId: TargetID, session s: CDPSessionID, cdp: CDPConnection) {
+        tasks.run { [weak self] in
+            for _ in 0..<Self.closeRetries {
+                try? await Task.sleep(nanoseconds: Self.closeRetryNanoseconds)
+                guard let self, await self.machine.closing[s] == targetId else { return }
+                _ = try? await cdp.call(.closeTarget(targetId), timeout: self.options.callTimeoutSeconds)
             }
         }
     }

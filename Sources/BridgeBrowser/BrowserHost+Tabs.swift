@@ -284,24 +284,11 @@ extension BrowserHost {
 
     func closeTabNow(session: String, webview: ItemID) async {
         let key = TabKey(session, webview)
-        guard let (tab, _) = machine.startClosing(key) else { return }
         clients[key] = nil
-        guard let cdp = browser?.cdp else { return }
-        // What comes forward once the close is answered: `TabMachine.frontAfterClose`.
-        let spareRight = spares[session] != nil || makingSpares[session] != nil
-        _ = try? await cdp.call(.closeTarget(tab.targetId), timeout: options.callTimeoutSeconds)
-        if let below = machine.frontAfterClose(tab, spareRight: spareRight) {
-            _ = try? await cdp.call(.bringToFront, session: below.cdpSession, timeout: options.callTimeoutSeconds)
-        }
-        // Until Chromium reports the tab destroyed, the close is sent again now and then (a
-        // dropped close is also sent again as soon as the tab commits its next document).
-        let (s, targetId) = (tab.cdpSession, tab.targetId)
-        tasks.run { [weak self] in
-            for _ in 0..<Self.closeRetries {
-                try? await Task.sleep(nanoseconds: Self.closeRetryNanoseconds)
-                guard let self, await self.machine.closing[s] == targetId else { return }
-                _ = try? await cdp.call(.closeTarget(targetId), timeout: self.options.callTimeoutSeconds)
-            }
-        }
+        // The machine decides (`TabMachine.closeTab`): the close, then what comes forward once
+        // it is answered, and the close sent again until Chromium reports the tab destroyed.
+        let commands = machine.closeTab(key, spareRight: spares[session] != nil || makingSpares[session] != nil)
+        guard let b = browser else { return }
+        await perform(commands, b)
     }
 }

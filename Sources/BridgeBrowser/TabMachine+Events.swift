@@ -293,6 +293,12 @@ extension TabMachine {
             }
             commands.append(.emit(.shell(.fileChooser(session: key.session, webview: key.webview, multiple: multiple, accept: accept))))
             return commands
+        case .closeAnswered(let closed, let spareRight):
+            // (A close that failed is sent again as one that was dropped.)
+            var commands: [TabCommand] = []
+            if let front = frontAfterClose(closed, spareRight: spareRight) { commands.append(.call(.bringToFront, session: front.cdpSession)) }
+            commands.append(.retryClose(closed.targetId, closed.cdpSession))
+            return commands
         }
     }
 }

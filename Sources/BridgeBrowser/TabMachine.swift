@@ -155,6 +155,16 @@ struct TabMachine {
         tabs.values.filter { $0.session == session }.max { $0.order < $1.order }
     }
 
+    /// The host closes the tab of `key` (`BrowserHost.closeTab`): it is forgotten at once, its
+    /// end awaited (`closing`), and Chromium asked to close it; once that is answered
+    /// (`TabFollowUp.closeAnswered`), what comes forward (`frontAfterClose`) and the close sent
+    /// again until Chromium reports the tab destroyed. `spareRight`: the session has a spare, or
+    /// one is being made. Nothing when the web view has no tab.
+    mutating func closeTab(_ key: TabKey, spareRight: Bool) -> [TabCommand] {
+        guard let (tab, _) = startClosing(key) else { return [] }
+        return [.ask(.closeTarget(tab.targetId), session: nil, then: .closeAnswered(tab, spareRight: spareRight))]
+    }
+
     /// Chromium answered the close of `closed`: the tab to bring forward, if any. Closing the
     /// tab in front brings its right neighbour forward, else its left one: the web view below,
     /// unless the session's spare sits right of it (`spareRight`: it had one, or one was being
@@ -226,6 +236,10 @@ enum TabCommand: Equatable {
     /// A target Chromium reports gone or crashed: if it was a spare (or the context ahead's),
     /// it is dropped.
     case dropSpare(TargetID)
+    /// The close of a tab is sent again now and then (`BrowserHost.closeRetries` times at
+    /// most) while the tab is still `closing` (a dropped close is also sent again as soon as the
+    /// tab commits its next document).
+    case retryClose(TargetID, CDPSessionID)
 }
 
 struct LetThrough: Equatable {
@@ -247,6 +261,8 @@ enum TabFollowUp: Equatable {
     case errorPage(TabKey, url: String)
     /// The file chooser's `accept`.
     case fileChooser(TabKey, multiple: Bool)
+    /// The close of a tab (`closeTab`), answered or failed.
+    case closeAnswered(TabMachine.Tab, spareRight: Bool)
 }
 
 /// A document request of a tab's main frame, stopped: the owner decides where it goes.

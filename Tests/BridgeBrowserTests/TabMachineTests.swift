@@ -257,6 +257,22 @@ import Testing
         if let front { #expect(m.fronts["s1"] == front.key) }
     }
 
+    /// Closing a tab: forgotten at once, the close asked; once answered, the web view below
+    /// comes forward past the spare, and the close is sent again until the tab is destroyed.
+    @Test func aCloseIsAskedThenWhatComesForwardThenItsRetries() throws {
+        var m = Self.machine()
+        m.register(TabMachine.Tab(session: "s1", webview: .webview(2), targetId: "T2", cdpSession: "S-T2"), url: "http://app.test/b", post: nil)
+        let w2 = TabKey("s1", .webview(2))
+        m.fronts["s1"] = w2
+        let closed = try #require(m.tabs[w2])
+        #expect(m.closeTab(w2, spareRight: true) == [.ask(.closeTarget("T2"), session: nil, then: .closeAnswered(closed, spareRight: true))])
+        #expect(m.tabs[w2] == nil && m.closing["S-T2"] == "T2")
+        #expect(m.answered(.closeAnswered(closed, spareRight: true), .success([:])) == [.call(.bringToFront, session: Self.s1), .retryClose("T2", "S-T2")])
+        #expect(m.fronts["s1"] == Self.key)
+        // A web view without a tab: nothing.
+        #expect(m.closeTab(w2, spareRight: true) == [])
+    }
+
     @Test func atMostFourNavigationsWaitDecidedEarly() {
         var m = Self.machine()
         for i in 1...6 {
