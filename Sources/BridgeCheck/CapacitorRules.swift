@@ -56,7 +56,7 @@ public enum CapacitorRules {
         out += unavailable(log, claimed: &claimed)
         out += rejections(log, claimed: &claimed)
         out += log.indices.compactMap { i in claimed.contains(i) ? nil : Rules.pageErrors([log[i]]).first }
-        if options.platform != "ios" { out += backs(log) }
+        if options.platform != "ios" { out += once(backs(log)) }
         out += deepLinks(log)
         out += Rules.loadFailures(log)
         out += Rules.runaways(log)
@@ -204,6 +204,22 @@ public enum CapacitorRules {
                 }
             default:
                 break
+            }
+        }
+        return out
+    }
+
+    /// One finding per rule and route: a later back at the same route is a line of the first.
+    static func once(_ findings: [Finding]) -> [Finding] {
+        var out: [Finding] = []
+        var index: [String: Int] = [:]
+        for f in findings {
+            let key = f.rule + " " + f.message
+            if let k = index[key] {
+                if out[k].evidence.count < 12 { out[k].evidence.append("the same again at step \(f.step + 1)") }
+            } else {
+                index[key] = out.count
+                out.append(f)
             }
         }
         return out

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import BridgeServer
 import Logging
 
@@ -14,8 +15,15 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Record a trace of this run (every frame in and out, every input of the protocol state machine, every stack) into a new file in this directory; see `bridged replay` and `bridged diagram`.", valueName: "dir"))
     var record: String?
 
+    /// The app's built web assets for capacitor browser sessions (served at the profile's
+    /// origin, as `bridged open --web-dir`): how `bridged check --web-dir` hands them to the
+    /// daemon it starts.
+    @Option(name: .customLong("web-dir"), help: ArgumentHelp(visibility: .hidden))
+    var webDir: String?
+
     func run() throws {
-        let (daemon, config, logger) = try options.makeDaemon()
+        let webDirectory = webDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let (daemon, config, logger) = try options.makeDaemon { $0.browser.webDirectory = webDirectory }
         if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
         let failure = StartupFailure()
         // Called on the service thread once the listener accepts connections.

@@ -185,3 +185,15 @@ enum CapacitorLogs {
         #expect(Set(ids(log)) == ["page-error", "load-failed", "page-crashed"])
     }
 }
+
+extension CapacitorRulesTests {
+    /// The same route's back that did nothing again (on another path) is one finding.
+    @Test func aBackFindingOncePerRoute() {
+        let log = CapacitorLogs.start() + CapacitorLogs.tap(100, step: 0, to: "/items", digest: "items")
+            + CapacitorLogs.back(200, step: 1, action: "backButton", to: ("/items", "items"))
+            + CapacitorLogs.back(300, step: 2, action: "backButton", to: ("/items", "items"))
+        let f = findings(log)
+        #expect(f.map(\.rule) == ["back-does-nothing"])
+        #expect(f[0].evidence.last == "the same again at step 3")
+    }
+}

@@ -142,6 +142,9 @@ extension CheckRunner {
             for _ in 0..<walked {
                 // As a user would: no back once the start screen shows again (or the app is gone).
                 if capacitor, sessionEnded != nil || atStartScreen() { break }
+                // iOS has no back button: at the start url the page has nothing of the app to go
+                // back to (a screen over it, a menu, is left to a fresh session).
+                if capacitor, platform == "ios", let s = startScreen, Rules.comparable(currentURL()) == Rules.comparable(s.url) { break }
                 try perform(.back, index: n, describedAs: "back")
                 n += 1
             }

@@ -155,15 +155,17 @@ enum PageProbe {
     static let links = #"""
     (() => {
       const out = [], seen = new Set();
-      let n = 0, h = 0;
       const visible = (el) => {
         const r = el.getBoundingClientRect();
         if (r.width <= 0 || r.height <= 0) return false;
         if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
         return !(el.closest && el.closest("[hidden],[inert]"));
       };
+      // One count per page, kept on the window: an element the app added since a former
+      // read (a route rendered) gets a number no other element has.
+      const marks = window.__bridgedCheckMarks || (window.__bridgedCheckMarks = { n: 0, h: 0 });
       const mark = (el, attr) => {
-        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? n++ : h++));
+        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? marks.n++ : marks.h++));
         return `[${attr}="${el.getAttribute(attr)}"]`;
       };
       const selector = (el) => {
@@ -226,7 +228,6 @@ enum PageProbe {
     static let tappables = #"""
     (() => {
       const out = [], seen = new Set();
-      let n = 0, h = 0;
       const visible = (el) => {
         const r = el.getBoundingClientRect();
         if (r.width <= 0 || r.height <= 0) return false;
@@ -234,8 +235,11 @@ enum PageProbe {
         if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
         return !(el.closest && el.closest("[hidden],[inert],.ion-page-hidden,[aria-hidden=true]"));
       };
+      // One count per page, kept on the window: an element the app added since a former
+      // read (a route rendered) gets a number no other element has.
+      const marks = window.__bridgedCheckMarks || (window.__bridgedCheckMarks = { n: 0, h: 0 });
       const mark = (el, attr) => {
-        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? n++ : h++));
+        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? marks.n++ : marks.h++));
         return `[${attr}="${el.getAttribute(attr)}"]`;
       };
       const selector = (el) => {
@@ -264,6 +268,9 @@ enum PageProbe {
         else if (el.hasAttribute("router-link")) { raw = el.getAttribute("router-link"); kind = name + "[routerLink]"; }
         else if (el.getAttribute("role") === "link") { raw = el.getAttribute("data-href"); kind = "role=link"; }
         else if (BUTTONS.has(name) || el.getAttribute("role") === "button" || (name === "ion-item" && el.hasAttribute("button"))
+                 // Ionic marks what it made clickable (an ion-item or ion-card with a router link
+                 // set as a property, not an attribute): ion-activatable, a native a or button inside.
+                 || (name.startsWith("ion-") && el.classList.contains("ion-activatable") && el.shadowRoot && el.shadowRoot.querySelector("a,button"))
                  || (name === "ion-card" && el.hasAttribute("button")) || (name === "input" && ["submit", "button"].includes(el.type))) {
           kind = el.getAttribute("role") === "button" && !BUTTONS.has(name) ? name + "[role=button]" : name;
         } else return null;
