@@ -92,8 +92,12 @@ extension CheckRunner {
         for l in first where follows(l) && queued.insert(Rules.comparable(l.key)).inserted { queue.append([l]) }
         var n = 0
         var how = "the start page as loaded"
-        while !queue.isEmpty, states.count < options.maxStates {
+        // capacitor: buttons that change nothing are tapped too; the paths walked are bounded
+        // so that a screen of many of them does not make the run endless.
+        var paths = 0
+        while !queue.isEmpty, states.count < options.maxStates, !capacitor || paths < Self.maxPaths(options.maxStates) {
             let path = queue.removeFirst()
+            paths += 1
             if n > 0 {
                 if atStart(startURL) {
                     how = "the start page, back by \(backName)"
@@ -152,6 +156,9 @@ extension CheckRunner {
         }
         if capacitor { try deepLinks(startURL, step: &n) }
     }
+
+    /// capacitor: the most paths exploring walks (ten per state asked for, at least 50).
+    static func maxPaths(_ maxStates: Int) -> Int { max(50, maxStates * 10) }
 
     /// What a back is called in the state list: native back (`navigation.back` pops a screen)
     /// for a Hotwire app, the host's back for an Astro one.
