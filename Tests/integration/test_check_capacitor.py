@@ -96,11 +96,12 @@ def test_a_healthy_app_passes_exploring_at_a_phone_width(app, platform, tmp_path
 
 
 @needs_chromium
-def test_a_healthy_app_passes_at_a_tablet_width_from_its_web_dir(tmp_path):
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_a_healthy_app_passes_at_a_tablet_width_from_its_web_dir(platform, tmp_path):
     # At 1024 CSS pixels the menu is a split pane beside the content (no menu button): its
     # ion-item router-links are what the explorer taps.
     report = tmp_path / "check.html"
-    code, out, err = run_check("https://localhost/", "android", "--web-dir", str(APP_DIR), "--viewport", "1024x768",
+    code, out, err = run_check("https://localhost/", platform, "--web-dir", str(APP_DIR), "--viewport", "1024x768",
                                "--report", str(report))
     assert code == 0, out + err
     reached = states(out)
@@ -120,7 +121,8 @@ def test_the_web_dir_is_served_at_https_localhost(platform, tmp_path):
     assert broken_rules(out) == ["plugin-rejection-unhandled"], out
     f = findings(out)["plugin-rejection-unhandled"][0]
     assert "Preferences.get() was rejected (Must provide key) and the app did not handle it" in f[0], f
-    assert any(e.endswith("capacitor.result {callbackId: " + e.split("callbackId: ")[1]) for e in f if "capacitor.result" in e), f
+    assert any("capacitor.call Preferences.get() {callbackId:" in e for e in f), f
+    assert any("capacitor.result {callbackId:" in e and "success: false, error: {message: Must provide key}" in e for e in f), f
     assert any("(page) unhandled rejection: Must provide key" in e for e in f), f
 
 
