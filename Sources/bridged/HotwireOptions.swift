@@ -49,7 +49,7 @@ struct HotwireShellOptions: ParsableArguments {
             let given = [("--platform", platform), ("--path-configuration", pathConfiguration),
                          ("--bridge-components", bridgeComponents), ("--web-dir", webDir)]
             if let (flag, _) = given.first(where: { $0.1 != nil }) {
-                throw ValidationError("\(flag) needs --profile \(HotwireProfile.name)")
+                throw ValidationError("\(flag) needs --profile \(flag == "--web-dir" ? CapacitorProfile.name : HotwireProfile.name)")
             }
         }
         var params = JSONObject()

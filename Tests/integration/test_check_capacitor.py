@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from test_check import broken_rules, check, needs_chromium
+from test_check import broken_rules, check, needs_chromium, run_cli
 from test_check_hotwire import findings
 
 APP_DIR = pathlib.Path(__file__).resolve().parent / "capacitor_app" / "check"
@@ -185,3 +185,35 @@ def test_a_start_page_that_fails_exits_2(app, tmp_path):
     code, out, err = run_check(app + "/missing.html", "ios")
     assert code == 2, out + err
     assert "HTTP 404" in err, err
+
+
+@needs_chromium
+def test_steps_back_and_deeplink_are_the_devices(app, tmp_path):
+    # With steps: `back` is Android's hardware back, `deeplink:` the system's appUrlOpen.
+    steps = tmp_path / "steps.yaml"
+    steps.write_text("\n".join([
+        "- click: 'main ion-item[router-link=\"/items\"]'",
+        "- expect: {url: '" + app + "/items'}",
+        "- back",
+        "- expect: {url: '" + app + "/home'}",
+        "- deeplink: " + app + "/account",
+        "- expect: {url: '" + app + "/account'}",
+        "- back",
+    ]) + "\n")
+    code, out, err = run_check(app + "/", "android", "--steps", str(steps))
+    assert code == 0, out + err
+    rows = [l.split() for l in out.splitlines()]
+    assert [r[2] for r in rows if r[2:3] in (["push"], ["back"], ["deeplink"])] == ["push", "back", "deeplink", "push", "back"], out
+    # The same app with a faulty back: the step's back at /items exits the app.
+    code, out, err = run_check(app + "/?mode=exit-on-back", "android", "--steps", str(steps))
+    assert code == 1, out + err
+    assert "back-exits-app" in broken_rules(out), out
+
+
+def test_capacitor_options_are_checked():
+    code, _, err = run_cli("check", "https://localhost/", "--web-dir", str(APP_DIR))
+    assert code == 2 and "--web-dir needs --profile capacitor" in err, err
+    code, _, err = run_cli("check", "https://localhost/", "--profile", "capacitor", "--web-dir", "/nonexistent/dir")
+    assert code == 2 and "--web-dir /nonexistent/dir: not a directory" in err, err
+    code, _, err = run_cli("check", "https://localhost/", "--profile", "capacitor", "--platform", "windows")
+    assert code == 2 and "--platform" in err, err

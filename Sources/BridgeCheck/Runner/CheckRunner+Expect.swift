@@ -27,7 +27,7 @@ extension CheckRunner {
                 }
             }
             // A page that stopped answering will not come to hold it.
-            if problems.isEmpty || dead(top) != nil { break }
+            if problems.isEmpty || dead(top) != nil || sessionEnded != nil { break }
             try ctl.pump(min(0.1, max(0, deadline.timeIntervalSinceNow)))
             stackStale = true
             try refreshStack()

@@ -502,6 +502,8 @@ public final class CheckRunner {
         func acting() { lastEventAt = Date(); actionAt = Date(); answeredSinceAction = false }
         defer { actionAt = nil }
         do {
+            // capacitor: the app ended its session (App.exitApp): no step has an app to act on.
+            if let ended = sessionEnded { throw ControllerClient.CallError(code: "app-exited", message: "the app ended its session (\(ended))") }
             switch s {
             case .click(let selector):
                 acting()
