@@ -197,3 +197,16 @@ extension CapacitorRulesTests {
         #expect(f[0].evidence.last == "the same again at step 3")
     }
 }
+
+extension CapacitorRulesTests {
+    /// The report names the rules judged: on iOS, not the hardware back's.
+    @Test func theReportsRulesPerPlatform() {
+        var report = CheckReport(url: CapacitorLogs.app + "/", steps: [], findings: [], rows: [], budgetMs: nil, seconds: 1, states: [])
+        report.profile = .capacitor
+        report.platform = "android"
+        #expect(report.rules.count == 11)
+        report.platform = "ios"
+        #expect(report.rules.map(\.id) == ["deep-link-ignored", "plugin-rejection-unhandled", "plugin-unavailable",
+                                           "page-error", "load-failed", "page-unresponsive", "page-crashed", "navigation-loop", "nothing-explored"])
+    }
+}

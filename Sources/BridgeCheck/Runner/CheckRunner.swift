@@ -223,6 +223,7 @@ public final class CheckRunner {
                                  budgetMs: options.budgetMs, seconds: Date().timeIntervalSince(start), states: explored ? states : nil,
                                  startScreenshot: startShot)
         report.profile = options.profile
+        if capacitor { report.platform = platform }
         // Whatever the session's pages do, closing it is bounded; a daemon gone by now changes
         // nothing of a verdict already made.
         _ = try? ctl.soft { try ctl.call("session.close", ["session": sid], timeout: min(options.timeout, 10), reconnecting: false) }
