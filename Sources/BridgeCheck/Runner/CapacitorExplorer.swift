@@ -55,8 +55,14 @@ extension CheckRunner {
     /// listener (the link is not delivered, native keeps it) gets one only.
     func deepLinks(_ startURL: String, step n: inout Int) throws {
         let app = Rules.origin(options.url)
+        // Routes are what the app's own web view showed (W1): not an in-app browser's page.
+        let routes = Set(log.compactMap { o -> String? in
+            guard o.webview == "W1", case .screen(let url, _) = o.kind else { return nil }
+            return Rules.comparable(url)
+        })
         var done = Set<String>()
-        for state in states.dropFirst() where Rules.origin(state.url) == app && Rules.comparable(state.url) != Rules.comparable(startURL) {
+        for state in states.dropFirst() where Rules.origin(state.url) == app && Rules.comparable(state.url) != Rules.comparable(startURL)
+            && routes.contains(Rules.comparable(state.url)) {
             guard done.insert(Rules.comparable(state.url)).inserted else { continue }
             if done.count > Self.maxDeepLinks { break }
             if !atStart(startURL), platform != "ios", sessionEnded == nil, dead(top) == nil, lastScreen() != nil {
