@@ -9,31 +9,31 @@ extension CheckRunner {
         lastEventAt = Date()
         // What the daemon made of a navigation the step's tap began: a new web view, the page
         // gone (a new document), a failure, the link sent outside, a dialog, a limit.
-        if actionAt != nil, Self.answers.contains(name) { answeredSinceAction = true }
+        if actionAt != nil, Self.answers.contains(ControllerEventName(name)) { answeredSinceAction = true }
         let w = p["webview"]?.stringValue ?? ""
-        switch name {
-        case "webview.dialog":
+        switch ControllerEventName(name) {
+        case .webviewDialog:
             log.append(Observation(t: now, webview: w, step: step, .dialog(type: p["type"]?.stringValue ?? "alert", message: p["message"]?.stringValue ?? "",
                                                                            url: p["url"]?.stringValue ?? lastURL(of: w))))
-        case "webview.dialog.closed":
+        case .webviewDialogClosed:
             log.append(Observation(t: now, webview: w, step: step, .dialogClosed(type: p["type"]?.stringValue ?? "alert", accepted: p["accepted"]?.boolValue ?? false,
                                                                                  by: p["by"]?.stringValue ?? "policy")))
-        case "webview.crashed":
+        case .webviewCrashed:
             markCrashed(w, reason: p["reason"]?.stringValue ?? "the renderer died")
-        case "browser.crashed":
+        case .browserCrashed:
             for x in stack where x["kind"]?.stringValue == "webview" { if let id = x["id"]?.stringValue { markCrashed(id, reason: "Chromium itself died (browser.crashed)") } }
-        case "webview.unresponsive":
+        case .webviewUnresponsive:
             markUnresponsive(w, how: "the daemon said webview.unresponsive")
-        case "webview.responsive":
+        case .webviewResponsive:
             // It answers again (a long script ended): asked again, waited for again.
             unresponsive[w] = nil
-        case "session.limit":
+        case .sessionLimit:
             let limit = p["limit"]?.stringValue ?? "tabs"
             log.append(Observation(t: now, webview: w.isEmpty ? top : w, step: step,
                                    .limit(name: limit, max: Int(p["max"]?.intValue ?? 0), url: p["url"]?.stringValue ?? lastURL(of: w.isEmpty ? top : w))))
-        case "pwa-navigated":
+        case .pwaNavigated:
             if let u = p["url"]?.stringValue { navigatedTo[w] = u }
-        case "stack.changed":
+        case .stackChanged:
             stack = p["stack"]?.arrayValue ?? []
             navigatedTo = [:]
             log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: p["cause"]?.stringValue ?? "")))
@@ -43,39 +43,39 @@ extension CheckRunner {
                 }
                 tree = after
             }
-        case "foreground.shown":
+        case .foregroundShown:
             foregroundUp = w
             log.append(Observation(t: now, webview: w, step: step, .foregroundShown(kind: p["kind"]?.stringValue ?? "blank")))
-        case "foreground.removed":
+        case .foregroundRemoved:
             if foregroundUp == w { foregroundUp = nil }
             log.append(Observation(t: now, webview: w, step: step, .foregroundRemoved(reason: p["reason"]?.stringValue ?? "", latencyMs: Int(p["latencyMs"]?.intValue ?? 0))))
-        case "pwa-rendered":
+        case .pwaRendered:
             log.append(Observation(t: now, webview: w, step: step, .rendered(late: p["late"]?.boolValue ?? false, removed: p["removed"]?.boolValue ?? false)))
-        case "webview.open":
+        case .webviewOpen:
             // hotwire-native: a modal's web view is presented over the main stack's top.
             let modal = hotwire && (tree?["modal"]?.arrayValue ?? []).contains { $0["id"]?.stringValue == w }
             opened.insert(w)
             log.append(Observation(t: now, webview: w, step: step, .webviewOpened(url: p["url"]?.stringValue ?? "", from: modal ? Navigations.mainTop(tree) : nil)))
-        case "webview.failed":
+        case .webviewFailed:
             let url = p["url"]?.stringValue ?? "", reason = p["reason"]?.stringValue ?? "the page did not load"
             failed[w] = reason
             log.append(Observation(t: now, webview: w, step: step, .loadFailed(url: url, reason: reason)))
-        case "external.open":
+        case .externalOpen:
             log.append(Observation(t: now, webview: w, step: step, .externalOpen(url: p["url"]?.stringValue ?? "")))
-        case "page.connected":
+        case .pageConnected:
             connected.insert(w)
             failed[w] = nil
             // A new document in that web view: it answers again until it shows otherwise.
             unresponsive[w] = nil
             pendingProbes.append(w)
             stackStale = true
-        case "page.disconnected", "webview.closed":
+        case .pageDisconnected, .webviewClosed:
             connected.remove(w)
             stackStale = true
             // A visit whose document went away (closed, reloaded, replaced by a new document)
             // will not render: waiting for it would only run out the timeout.
             visiting[w] = nil
-        case "hotwire.message":
+        case .hotwireMessage:
             let data = p["data"] ?? .null
             let name = p["name"]?.stringValue ?? ""
             let id = data["identifier"]?.stringValue
@@ -93,18 +93,18 @@ extension CheckRunner {
             log.append(Observation(t: now, webview: w, step: step,
                                    .turbo(name: name, identifier: id, location: data["location"]?.stringValue,
                                           action: data["options"]?["action"]?.stringValue, statusCode: status, error: data["error"]?.stringValue)))
-        case "bridge.message":
+        case .bridgeMessage:
             log.append(Observation(t: now, webview: w, step: step,
                                    .bridgeMessage(component: p["component"]?.stringValue ?? "?", event: p["event"]?.stringValue ?? "?",
                                                   url: p["data"]?["metadata"]?["url"]?.stringValue, ignored: p["ignored"]?.boolValue ?? false,
                                                   reason: p["reason"]?.stringValue)))
-        case "hotwire.pathConfiguration":
+        case .hotwirePathConfiguration:
             pathConfiguration = p
-        case "capacitor.call":
+        case .capacitorCall:
             log.append(Observation(t: now, webview: w.isEmpty ? top : w, step: step,
                                    .capacitorCall(plugin: p["plugin"]?.stringValue ?? "?", method: p["method"]?.stringValue ?? "?",
                                                   callbackId: p["callbackId"]?.stringValue, unavailable: p["unavailable"]?.boolValue ?? false)))
-        case "capacitor.result":
+        case .capacitorResult:
             // (Listener events are results of `addListener` calls: not answers to judge.)
             guard p["method"]?.stringValue != "addListener" else { break }
             let error = p["error"]
@@ -112,7 +112,7 @@ extension CheckRunner {
                                    .capacitorResult(plugin: p["plugin"]?.stringValue ?? "?", method: p["method"]?.stringValue ?? "?",
                                                     callbackId: p["callbackId"]?.stringValue ?? "?", success: p["success"]?.boolValue ?? true,
                                                     error: error?["message"]?.stringValue ?? error?.stringValue, code: error?["code"]?.stringValue)))
-        case "session.closed":
+        case .sessionClosed:
             // The app ended its session (App.exitApp): nothing of it is asked or waited for any
             // more. The checker's own session.close (`closed`) is not the app's doing.
             let reason = p["reason"]?.stringValue ?? "closed"
@@ -126,7 +126,7 @@ extension CheckRunner {
         }
     }
 
-    static let answers: Set<String> = ["stack.changed", "webview.open", "webview.closed", "webview.failed", "external.open", "page.disconnected",
-                                       "page.connected", "webview.dialog", "webview.crashed", "browser.crashed", "webview.unresponsive", "session.limit",
-                                       "webview.download", "session.closed"]
+    static let answers: Set<ControllerEventName> = [
+        .stackChanged, .webviewOpen, .webviewClosed, .webviewFailed, .externalOpen, .pageDisconnected, .pageConnected, .webviewDialog, .webviewCrashed, .browserCrashed, .webviewUnresponsive, .sessionLimit, .webviewDownload, .sessionClosed,
+    ]
 }
