@@ -16,10 +16,20 @@ struct ServeCommand: ParsableCommand {
     var record: String?
 
     /// The app's built web assets for capacitor browser sessions (served at the profile's
-    /// origin, as `bridged open --web-dir`): how `bridged check --web-dir` hands them to the
-    /// daemon it starts.
-    @Option(name: .customLong("web-dir"), help: ArgumentHelp(visibility: .hidden))
+    /// origin, as `bridged open --web-dir`); a session asks for them with `webDir: true`. Also
+    /// how `bridged check --web-dir` hands them to the daemon it starts.
+    @Option(name: .customLong("web-dir"),
+            help: ArgumentHelp("The built web assets of a Capacitor app (e.g. dist/), served to capacitor browser sessions created with \"webDir\": true at the origin the app has on the device (https://localhost/; docs/CAPACITOR.md).", valueName: "dir"))
     var webDir: String?
+
+    func validate() throws {
+        if let webDir {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: webDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--web-dir \(webDir): not a directory")
+            }
+        }
+    }
 
     func run() throws {
         let webDirectory = webDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }

@@ -6,6 +6,7 @@ width, served by a plain server or from --web-dir at https://localhost/; each fa
 (?mode=) breaks its rule with its evidence; a start page that fails exits 2. Each run has its own
 TMPDIR, where its Chromium keeps its profile: no process may be left with it once the check
 exited."""
+import json
 import functools
 import http.server
 import os
@@ -166,6 +167,15 @@ def test_an_unavailable_plugin_breaks_plugin_unavailable(app, platform, tmp_path
     assert broken_rules(out) == ["plugin-unavailable"], out
     f = findings(out)["plugin-unavailable"][0]
     assert "the app called BarcodeScanner.scan() but the device has no BarcodeScanner plugin" in f[0], f
+    # Listed as the app's own plugin (--capacitor), the call is no longer one the device lacks.
+    official = ["App", "ActionSheet", "AppLauncher", "Browser", "Camera", "Clipboard", "Device", "Dialog", "Filesystem",
+                "Geolocation", "Haptics", "Keyboard", "LocalNotifications", "Motion", "Network", "Preferences",
+                "PushNotifications", "ScreenOrientation", "ScreenReader", "Share", "SplashScreen", "StatusBar", "TextZoom", "Toast"]
+    options = tmp_path / "capacitor.json"
+    options.write_text(json.dumps({"plugins": official + [{"name": "BarcodeScanner", "methods": ["scan"]}]}))
+    code, out, err = run_check(app + "/?mode=unavailable", platform, "--max-states", "3", "--capacitor", str(options))
+    assert code in (0, 1), out + err
+    assert "plugin-unavailable" not in broken_rules(out), out
 
 
 @needs_chromium
@@ -213,6 +223,16 @@ def test_steps_back_and_deeplink_are_the_devices(app, tmp_path):
 
 
 def test_capacitor_options_are_checked():
+    code, _, err = run_cli("check", "https://localhost/", "--capacitor", "{}")
+    assert code == 2 and "--capacitor needs --profile capacitor" in err, err
+    code, _, err = run_cli("check", "https://localhost/", "--profile", "capacitor", "--capacitor", '{"plugins": ["Nope"]}')
+    assert code == 2 and "--capacitor: unknown plugin \"Nope\"" in err, err
+    code, _, err = run_cli("check", "https://localhost/", "--profile", "capacitor", "--capacitor", "/nonexistent/options.json")
+    assert code == 2 and "neither a JSON object nor a file that can be read" in err, err
+    code, _, err = run_cli("open", "https://localhost/", "--profile", "capacitor", "--capacitor", '{"appId": 3}')
+    assert code != 0 and "capacitor.appId must be a string" in err, err
+    code, _, err = run_cli("serve", "--web-dir", "/nonexistent/dir")
+    assert code != 0 and "--web-dir /nonexistent/dir: not a directory" in err, err
     code, _, err = run_cli("check", "https://localhost/", "--web-dir", str(APP_DIR))
     assert code == 2 and "--web-dir needs --profile capacitor" in err, err
     code, _, err = run_cli("check", "https://localhost/", "--profile", "capacitor", "--web-dir", "/nonexistent/dir")
