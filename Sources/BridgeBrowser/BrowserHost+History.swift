@@ -22,14 +22,18 @@ extension BrowserHost {
         return url.hasPrefix("http:") || url.hasPrefix("https:")
     }
 
-    /// The tab of `webview` goes one entry back in its history (nothing at its first entry).
+    /// The tab of `webview` goes one entry back in its history, as the web view's own
+    /// traversal (let through to another document, never handed over as a back: see
+    /// `TabMachine.Tab.ownTraversalPending`). Nothing at its first http(s) entry.
     public func goBackInHistory(session: String, webview: ItemID) async throws {
         let (tab, cdp) = try tab(session, webview)
         let t = options.callTimeoutSeconds
         let history = try await cdp.call(.navigationHistory, session: tab.cdpSession, timeout: t)
         guard let index = history["currentIndex"]?.intValue, index > 0,
               let entries = history["entries"]?.arrayValue, Int(index) <= entries.count,
-              let id = entries[Int(index) - 1]["id"]?.intValue else { return }
+              let id = entries[Int(index) - 1]["id"]?.intValue,
+              TabMachine.isNetwork(entries[Int(index) - 1]["url"]?.stringValue ?? "") else { return }
+        machine.tabs[TabKey(session, webview)]?.ownTraversalPending = true
         _ = try await cdp.call(DevToolsCall(.pageNavigateToHistoryEntry, ["entryId": .int(id)]), session: tab.cdpSession, timeout: t)
     }
 

@@ -109,6 +109,17 @@ extension TabMachine {
             tabs[key]?.lastNavigationType = type
             tabs[key]?.foreignLoad = type == "differentDocument" && !tab.pageRequestedNavigation && !tab.ownLoadPending
             tabs[key]?.pageRequestedNavigation = false
+            if tab.ownTraversalPending {
+                // The host's own traversal: to another fetched document it is the tab's own
+                // load; to one that is not fetched (about:blank, where the tab began) it stops
+                // there, and nothing is handed over.
+                tabs[key]?.ownTraversalPending = false
+                if type == "historyDifferentDocument" {
+                    guard let url, Self.isNetwork(url) else { return [.call(.stopLoading, session: tab.cdpSession)] }
+                    tabs[key]?.ownLoadPending = true
+                }
+                return []
+            }
             // A traversal to a document that is not fetched (the tab's first entry, about:blank,
             // which stands for the web view below) pauses nowhere: it is stopped here. Fetched
             // ones are stopped at `Fetch.requestPaused`.

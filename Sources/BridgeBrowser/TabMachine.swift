@@ -26,6 +26,11 @@ struct TabMachine {
         /// document request is let through once it is in place (failed when it could not be).
         /// (The reply itself is the host's: `BrowserHost.clients`.)
         var clientPending = false
+        /// The host went back in the tab's history itself (`goBackInHistory`: a profile whose
+        /// app has one web view that navigates in place): the next navigation the main frame
+        /// starts is that traversal, its own load when it goes to another document (never
+        /// handed over as a back again).
+        var ownTraversalPending = false
         /// The last navigation type the main frame started (`historyDifferentDocument`, …).
         var lastNavigationType: String?
         /// The page asked for the navigation that starts next (`Page.frameRequestedNavigation`:
