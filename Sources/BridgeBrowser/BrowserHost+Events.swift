@@ -86,6 +86,21 @@ extension BrowserHost {
             }
             return
         }
-        do { _ = try await cdp.call(call, session: session, timeout: t) } catch { failed(error) }
+        do {
+            _ = try await cdp.call(call, session: session, timeout: t)
+        } catch where Self.superseded(error) {
+            // A newer navigation of the tab cancelled this request before it was let through
+            // (the host's own load replacing the page's navigation to the same place): the
+            // next document request of the tab is the own load, not a failure.
+            machine.tabs[key]?.ownLoadPending = true
+        } catch {
+            failed(error)
+        }
+    }
+
+    /// Chromium's answer for a paused request that no longer exists (cancelled by a newer
+    /// navigation of its frame).
+    static func superseded(_ error: any Error) -> Bool {
+        "\(error)".contains("Invalid InterceptionId")
     }
 }

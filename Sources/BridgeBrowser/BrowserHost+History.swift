@@ -28,6 +28,9 @@ extension BrowserHost {
     public func goBackInHistory(session: String, webview: ItemID) async throws {
         let (tab, cdp) = try tab(session, webview)
         let t = options.callTimeoutSeconds
+        // A traversal the page began and the host stopped may still be pending: stopped first,
+        // so that the history read is the committed one.
+        _ = try await cdp.call(.stopLoading, session: tab.cdpSession, timeout: t)
         let history = try await cdp.call(.navigationHistory, session: tab.cdpSession, timeout: t)
         guard let index = history["currentIndex"]?.intValue, index > 0,
               let entries = history["entries"]?.arrayValue, Int(index) <= entries.count,
