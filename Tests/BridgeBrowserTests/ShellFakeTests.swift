@@ -93,12 +93,29 @@ import Testing
         await host.shutdown()
     }
 
+    /// An own load whose request a newer navigation of the tab cancelled (Chromium: "Invalid
+    /// InterceptionId") is no failure: the tab's next document request is its own load.
+    @Test func anOwnLoadSupersededIsNotAFailure() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        chromium.on("Fetch.continueRequest") { m in m.params["requestId"] == "r1" ? .error("Invalid InterceptionId.") : .result([:]) }
+        try await host.load(session: "s1", webview: .webview(1), url: "http://app.test/b")
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T1")
+        _ = try await chromium.next("Fetch.continueRequest") { $0.params["requestId"] == "r1" }
+        chromium.emit("Fetch.requestPaused", ["requestId": "r2", "frameId": "T1", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T1")
+        // Let through, not aborted as the page's own navigation would be.
+        _ = try await chromium.next("Fetch.continueRequest") { $0.params["requestId"] == "r2" }
+        #expect(!chromium.methods(session: "S-T1").contains("Fetch.failRequest"))
+        #expect(events.all.allSatisfy { if case .loadFailed = $0 { return false }; return true })
+        await host.shutdown()
+    }
+
     /// What went wrong is heard: a load the browser would not let through fails its web view
     /// (it stayed paused, blank, for good), and a POST whose body could not be read is said.
     @Test func aLoadThatCannotGoOnFailsAndALostBodyIsSaid() async throws {
         let host = makeHost()
         try await rootTab(host)
-        chromium.on("Fetch.continueRequest") { _ in .error("Invalid InterceptionId.") }
+        chromium.on("Fetch.continueRequest") { _ in .error("Internal error.") }
         chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T1", "request": ["url": "http://app.test/a", "method": "GET"]], session: "S-T1")
         let failed = try await events.next { if case .loadFailed = $0 { return true }; return false }
         guard case .loadFailed(let session, let webview, let url, let reason) = failed else { return }
