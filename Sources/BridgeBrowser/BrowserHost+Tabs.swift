@@ -132,6 +132,11 @@ extension BrowserHost {
         let front = b.cdp.start(.bringToFront, session: s, timeout: t)
         if machine.contexts[session] != nil { machine.fronts[session] = key }
         do {
+            if machine.webDirectories[session] != nil {
+                // The spare was dressed before its session was known: its interception takes the
+                // session's web directory too (else the app's own files would not be served).
+                _ = try await b.cdp.call(DevToolsCall(.fetchEnable, ["patterns": .array(fetchPatterns(session: session))]), session: s, timeout: t)
+            }
             if spare.userAgent != tabUserAgent {
                 // Before the load: its document request carries it.
                 _ = try await b.cdp.call(userAgentCall(tabUserAgent), session: s, timeout: t)

@@ -110,6 +110,26 @@ import Testing
     /// and the open fails, rather than the tab staying in front of the web view below (which
     /// then draws no frames: CI's hotwire snapshot flake, W2's tab opened 400 ms after its
     /// close was asked for and the restore visit in W1 never rendered).
+    /// A session that serves a web directory (a Capacitor app's build) and starts on the
+    /// context made ahead: its spare, dressed before the session was known, intercepts the
+    /// directory's origin too before its load (else the app's own scripts would not load).
+    @Test func aSpareTakenByASessionWithAWebDirectoryInterceptsItsOrigin() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        let dressed = chromium.commands.all.filter { $0.method == "Fetch.enable" && $0.sessionId == "S-T3" }
+        #expect(dressed.count == 1 && !dressed[0].params.jsonString.contains("localhost"))
+        await host.serve(session: "s2", WebDirectory(origin: "https://localhost", directory: NSTemporaryDirectory()))
+        try await host.createSession("s2")
+        #expect(try await host.openTab(session: "s2", webview: .webview(1), url: "https://localhost/", script: "w1", root: true) == "T3")
+        let again = try await chromium.next("Fetch.enable") { $0.sessionId == "S-T3" && $0.params.jsonString.contains("https://localhost/*") }
+        // Before the tab's load (a root loads with location.replace: Runtime.evaluate).
+        let order = chromium.methods(session: "S-T3")
+        let enable = order.lastIndex(of: "Fetch.enable"), navigate = order.lastIndex(of: "Runtime.evaluate")
+        #expect(enable != nil && navigate != nil && enable! < navigate!, "\(order)")
+        #expect(again.params["patterns"]?.arrayValue?.count == 2)
+        await host.shutdown()
+    }
+
     @Test func aWebViewClosedWhileItsTabOpensGetsNoTab() async throws {
         let host = makeHost()
         try await host.createSession("s1")
