@@ -50,8 +50,13 @@ public struct WebDirectory: Sendable, Equatable {
         "ttf": "font/ttf", "wasm": "application/wasm", "txt": "text/plain; charset=utf-8", "webmanifest": "application/manifest+json",
     ]
 
-    /// `Fetch.fulfillRequest`'s params for `url`: the file (200) or a 404.
+    /// `Fetch.fulfillRequest`'s params for `url`: the file (200) or a 404. The browser's own
+    /// `/favicon.ico` request, when the app has none, is an empty 204: a device's web view
+    /// never asks for it, so its 404 would be an error no device shows.
     func answer(_ requestId: String, url: String) -> JSONObject {
+        if file(for: url) == nil, url.dropFirst(origin.count).split(separator: "?").first == "/favicon.ico" {
+            return ["requestId": .string(requestId), "responseCode": 204, "responseHeaders": []]
+        }
         guard let path = file(for: url), let data = FileManager.default.contents(atPath: path) else {
             return ["requestId": .string(requestId), "responseCode": 404,
                     "responseHeaders": [["name": "Content-Type", "value": "text/plain; charset=utf-8"]],

@@ -31,5 +31,8 @@ import Testing
         #expect(ok["responseCode"] == 200 && ok["body"] == .string(Data("x()".utf8).base64EncodedString()))
         #expect(ok["responseHeaders"]?[0]?["value"] == "text/javascript; charset=utf-8")
         #expect(web.answer("r2", url: "https://localhost/missing.js")["responseCode"] == 404)
+        // The browser's own favicon request, the app having none: empty, not an error.
+        #expect(web.answer("r3", url: "https://localhost/favicon.ico")["responseCode"] == 204)
+        #expect(web.answer("r4", url: "https://localhost/img/favicon.ico")["responseCode"] == 404)
     }
 }
