@@ -356,7 +356,7 @@ def test_fuzz_changes_nothing(daemon):
                         data.insert(rng.randrange(len(data) + 1), rng.choice(b'{}[]",:0 -e\\'))
                 data = bytes(data)
             try:
-                await fuzzer.ws.send(data.decode("utf-8"))
+                await fuzzer.send_raw(data.decode("utf-8"))
                 sent += 1
             except UnicodeDecodeError:
                 continue
