@@ -9,8 +9,16 @@ sending is the package's (a short blocking write). Every wait is bounded: a test
 a reply or an event fails with a clear message instead of hanging.
 """
 import asyncio
+import pathlib
+import sys
 
-import bridged
+# The checkout's own package, installed or not (conftest.py does the same; Benchmarks/ import
+# this module without conftest).
+_SRC = str(pathlib.Path(__file__).resolve().parents[2] / "clients" / "python" / "src")
+if _SRC not in sys.path:
+    sys.path.insert(0, _SRC)
+
+import bridged  # noqa: E402
 
 DEFAULT_TIMEOUT = 5.0
 

@@ -275,25 +275,14 @@ def test_client_values_reach_the_log_escaped(daemon):
 # libwebsockets accepts unmasked client frames and drops heads over its 8 KiB buffer without a
 # response; the daemon follows each connection's bytes itself (Sources/CWireCheck).
 
-from conftest import OP_PING, OP_TEXT  # noqa: E402
+from conftest import OP_PING, OP_TEXT, client_frame  # noqa: E402
 
 MASK_KEY = b"\x37\xfa\x21\x3d"
 
 
 def frame(opcode: int, payload: bytes, fin: bool = True, masked: bool = True) -> bytes:
     """A client frame; masked with a non-zero key (so an unmasked reading would be garbage)."""
-    n = len(payload)
-    head = bytes([(0x80 if fin else 0) | opcode])
-    bit = 0x80 if masked else 0
-    if n < 126:
-        head += bytes([bit | n])
-    elif n < 65536:
-        head += bytes([bit | 126]) + n.to_bytes(2, "big")
-    else:
-        head += bytes([bit | 127]) + n.to_bytes(8, "big")
-    if not masked:
-        return head + payload
-    return head + MASK_KEY + bytes(b ^ MASK_KEY[i % 4] for i, b in enumerate(payload))
+    return client_frame(opcode, payload, fin, masked, key=MASK_KEY)
 
 
 def ping_request(id_: int, padding: int = 0) -> bytes:

@@ -13,7 +13,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 import bridged
-from conftest import Closed, RawWebSocket, http_request
+from conftest import OP_TEXT, Closed, RawWebSocket, client_frame, http_request
 
 
 def scrape(daemon) -> dict:
@@ -156,9 +156,7 @@ def test_send_queue_overflow_is_counted(daemon_factory):
     def frames(first, count):
         out = bytearray()
         for i in range(first, first + count):
-            payload = json.dumps({"id": i, "method": method, "params": {}}).encode()
-            n = len(payload)
-            out += bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big") + b"\x00\x00\x00\x00" + payload
+            out += client_frame(OP_TEXT, json.dumps({"id": i, "method": method, "params": {}}).encode())
         return bytes(out)
 
     done = {}

@@ -20,7 +20,7 @@ import time
 import pytest
 
 import bridged
-from conftest import (OP_BINARY, OP_CONT, OP_PING, OP_TEXT, Closed, RawWebSocket, http_request,
+from conftest import (OP_BINARY, OP_CONT, OP_PING, OP_TEXT, Closed, RawWebSocket, client_frame, http_request,
                       raw_http, run_daemon_expect_exit, status_of, wait_for_log)
 
 
@@ -245,10 +245,7 @@ def test_200_concurrent_connections(daemon):
 def _frames(first_id, count, method, params=None):
     out = bytearray()
     for i in range(first_id, first_id + count):
-        payload = json.dumps({"id": i, "method": method, "params": params or {}}).encode()
-        n = len(payload)
-        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-        out += header + b"\x00\x00\x00\x00" + payload
+        out += client_frame(OP_TEXT, json.dumps({"id": i, "method": method, "params": params or {}}).encode())
     return bytes(out)
 
 
