@@ -437,7 +437,7 @@ struct Driver {
         "webview.dialog", "webview.dialog.closed", "webview.crashed", "webview.unresponsive", "webview.responsive",
         "webview.fileChooser", "webview.download", "session.limit",
         // A capacitor session's plugin calls and their answers (docs/CAPACITOR.md).
-        "capacitor.call", "capacitor.result",
+        "capacitor.call", "capacitor.result", "capacitor.ready",
     ]
 
     /// The engines' and the Bridge's invariants (see the type's comment).

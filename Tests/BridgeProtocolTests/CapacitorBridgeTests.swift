@@ -145,6 +145,31 @@ import Testing
         #expect(h.request(ctl, "capacitor.reply", ["session": s, "callbackId": "9", "data": [:]])["error"]?["code"] == "invalid-params")
     }
 
+    @Test func aHeldCallDroppedByANewDocumentIsReportedThenTheNewDocument() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        let s = JSONValue.string(sid)
+        _ = h.request(ctl, "capacitor.mock", ["session": s, "plugin": "Device", "method": "getId", "hold": true])
+        _ = h.request(ctl, "capacitor.mock", ["session": s, "plugin": "Preferences", "method": "get", "hold": true])
+        Self.call(&h, page, "21", "Preferences", "get", ["key": "k"])
+        Self.call(&h, page, "20", "Device", "getId")
+        _ = h.take(ctl)
+        h.event(page.client, "capacitor.ready", ["platform": "ios", "url": "http://app.test/again"])
+        let frames = h.take(ctl).filter { $0["event"]?.stringValue?.hasPrefix("capacitor.") == true }
+        #expect(frames.map { $0["event"] } == ["capacitor.result", "capacitor.result", "capacitor.ready"])
+        let dropped = frames.prefix(2).map { $0["params"] ?? .null }
+        #expect(dropped.map { $0["callbackId"] } == ["20", "21"])
+        for d in dropped {
+            #expect(d["success"] == false && d["dropped"] == true && d["session"] == s)
+            #expect(d["error"]?["code"] == "DROPPED")
+        }
+        // The platform is the session's, whatever the page says; the url is the page's.
+        #expect(frames.last?["params"] == ["session": s, "webview": "W1", "platform": "android", "url": "http://app.test/again"])
+        // Nothing waits any more, and the new page got no stale answer.
+        #expect(h.request(ctl, "capacitor.reply", ["session": s, "callbackId": "20", "data": [:]])["error"]?["code"] == "invalid-params")
+        #expect(Self.results(&h, page).isEmpty)
+    }
+
     @Test func emitReachesTheListenersAndAnUnknownPluginIsRefused() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h)

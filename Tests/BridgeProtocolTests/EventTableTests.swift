@@ -5,8 +5,9 @@ import Testing
 /// carry. The events are read from the sources at test time (Sources/BridgeProtocol, profiles
 /// included) by a small scanner:
 ///
-/// - `emit(&s, NAME) { w in … }` is a controller event: NAME's string literals (both arms of a
-///   ternary) are its names; its fields are `session` (which `emit` writes itself) and every
+/// - `emit(&s, NAME) { w in … }` is a controller event: NAME's `ControllerEventName` constants
+///   (`.webviewOpen`; both arms of a ternary), read from their `static let … =
+///   ControllerEventName("…")` declarations, or its string literals, are its names; its fields are `session` (which `emit` writes itself) and every
 ///   `w.key("…")` in the trailing closure, conditional or not. A helper that writes an event
 ///   (`emitWebviewOpen`, `emitStackChanged`, `announceRouterWebView`) calls `emit` with a
 ///   literal, so the scanner sees it where the helper is defined; a name that is not a literal
@@ -49,12 +50,16 @@ import Testing
         var events: [Emitted] = [], problems: [String] = []
         let files = (FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? [])
             .filter { $0.hasSuffix(".swift") }.sorted()
-        for file in files {
-            guard let text = try? String(contentsOfFile: dir + "/" + file, encoding: .utf8) else {
+        let texts = files.map { (file: $0, text: try? String(contentsOfFile: dir + "/" + $0, encoding: .utf8)) }
+        let names = texts.reduce(into: [String: String]()) { all, f in
+            all.merge(eventNameConstants(f.text ?? "")) { a, _ in a }
+        }
+        for (file, text) in texts {
+            guard let text else {
                 problems.append("cannot read \(file)")
                 continue
             }
-            let found = scan(text, file: file)
+            let found = scan(text, file: file, names: names)
             events += found.events
             problems += found.problems
         }
@@ -65,7 +70,7 @@ import Testing
 
     /// The events `source` writes through `emit(&…, …)` and `sendEvent(…, "…")`, and what it
     /// could not read (a name that is not a literal, a call without a closure).
-    static func scan(_ source: String, file: String) -> (events: [Emitted], problems: [String]) {
+    static func scan(_ source: String, file: String, names constants: [String: String] = [:]) -> (events: [Emitted], problems: [String]) {
         let b = Array(source.utf8)
         var events: [Emitted] = [], problems: [String] = []
         var i = 0
@@ -95,7 +100,15 @@ import Testing
                 i = close
                 continue
             }
-            let names = literals(Array(b[(comma + 1)..<(close - 1)]))
+            let nameArg = Array(b[(comma + 1)..<(close - 1)])
+            var names = literals(nameArg)
+            if emit {
+                for constant in members(nameArg) {
+                    if let name = constants[constant] { names.append(name) } else {
+                        problems.append("\(site): .\(constant) is no ControllerEventName constant")
+                    }
+                }
+            }
             var j = close
             while j < b.count, isSpace(b[j]) { j += 1 }
             var fields: Set<String> = emit ? ["session"] : []
@@ -115,6 +128,33 @@ import Testing
             for name in names { events.append(Emitted(name: name, fields: fields, toControllers: emit, site: site)) }
         }
         return (events, problems)
+    }
+
+    /// `static let NAME = ControllerEventName("…")` declarations: NAME → the event's name.
+    static func eventNameConstants(_ source: String) -> [String: String] {
+        var out: [String: String] = [:]
+        for line in source.split(separator: "\n") {
+            guard let decl = line.range(of: "static let "), let call = line.range(of: " = ControllerEventName(\"") else { continue }
+            let constant = line[decl.upperBound..<call.lowerBound].trimmingCharacters(in: .whitespaces)
+            let rest = line[call.upperBound...]
+            guard let end = rest.firstIndex(of: "\"") else { continue }
+            out[constant] = String(rest[..<end])
+        }
+        return out
+    }
+
+    /// The implicit members of an expression outside strings (`.a`, `flag ? .a : .b`), in order.
+    static func members(_ b: [UInt8]) -> [String] {
+        var out: [String] = [], j = 0
+        while j < b.count {
+            if b[j] == UInt8(ascii: "\"") { j = skipString(b, j); continue }
+            guard b[j] == UInt8(ascii: "."), j == 0 || !isWord(b[j - 1]) && b[j - 1] != UInt8(ascii: ")") else { j += 1; continue }
+            var k = j + 1
+            while k < b.count, isWord(b[k]) { k += 1 }
+            if k > j + 1 { out.append(String(decoding: b[(j + 1)..<k], as: UTF8.self)) }
+            j = k
+        }
+        return out
     }
 
     static func matches(_ b: [UInt8], _ i: Int, _ s: String) -> Bool {
@@ -367,6 +407,26 @@ import Testing
         }
     }
 
+    /// One writer per controller event: each is sent by one `emit` call, which sets all of its
+    /// fields (an event with several causes has a helper, `emitWebviewOpen`, that they call);
+    /// and every declared name is sent somewhere.
+    @Test func eachControllerEventHasOneWriter() {
+        let sites = Self.sourceEvents.events.filter(\.toControllers).reduce(into: [String: [String]]()) { $0[$1.name, default: []].append($1.site) }
+        let many = sites.filter { $0.value.count > 1 }.sorted { $0.key < $1.key }
+        #expect(many.isEmpty, "events with more than one writer: \(many.map { "\($0.key) at \($0.value.joined(separator: ", "))" })")
+        let dir = Self.root + "/Sources/BridgeProtocol"
+        let files = (FileManager.default.enumerator(atPath: dir)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".swift") }
+        let declared = files.reduce(into: Set<String>()) { all, f in
+            all.formUnion(Self.eventNameConstants((try? String(contentsOfFile: dir + "/" + f, encoding: .utf8)) ?? "").values)
+        }
+        #expect(declared.count >= 30, "\(declared)")
+        #expect(declared.subtracting(sites.keys).isEmpty, "declared and never sent: \(declared.subtracting(sites.keys).sorted())")
+        // The scanner sees a second writer.
+        let twice = Self.scan("emit(&s, .a) { w in w.key(\"x\") }\nb.emit(&s, .a) { _ in }", file: "Z.swift", names: ["a": "a.b"])
+        #expect(twice.events.map(\.name) == ["a.b", "a.b"] && twice.problems.isEmpty)
+        #expect(Self.scan("emit(&s, .nope) { _ in }", file: "Z.swift").problems.contains { $0.contains(".nope is no ControllerEventName") })
+    }
+
     /// The scanner on a snippet: both arms of a ternary, conditional keys, comments and strings
     /// that only look like calls, a helper's name that is not a literal.
     @Test func theScannerReadsCalls() {
@@ -384,9 +444,11 @@ import Testing
             }
             sendEvent(client, name) { w in w.key("passed") }
             emit(&s, name) { w in w.key("x") }
+            emit(&s, ok ? .typedOn : .typedOff) { w in w.key("t") }
             """#
-        let (events, problems) = Self.scan(source, file: "X.swift")
-        #expect(events.map(\.name) == ["a.on", "a.off", "plain", "page.thing"])
+        let (events, problems) = Self.scan(source, file: "X.swift", names: ["typedOn": "t.on", "typedOff": "t.off"])
+        #expect(events.map(\.name) == ["a.on", "a.off", "plain", "page.thing", "t.on", "t.off"])
+        #expect(events[4].fields == ["session", "t"])
         #expect(events.first?.fields == ["session", "webview", "maybe"])
         #expect(events.first?.site == "X.swift:3")
         #expect(events[2].fields == ["session"])

@@ -420,7 +420,7 @@ extension Bridge {
                 b.announceOpen(&s, webview)
                 s.browser!.failed.removeAll { $0.webview == webview }
                 s.browser!.failed.append(BrowserState.Failure(webview: webview, url: url, reason: reason))
-                b.emit(&s, "webview.failed") { w in
+                b.emit(&s, .webviewFailed) { w in
                     w.key("webview"); w.string(webview.description)
                     w.key("url"); w.string(url)
                     w.key("reason"); w.string(reason)
@@ -476,11 +476,7 @@ extension Bridge {
                 b.run(&s, .pwaNavigated(from: webview, url: clean), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                     guard case .success = result else { return }
                     s.browser!.lastURLReport = BrowserState.URLReport(webview: webview, before: before, after: clean, at: now)
-                    b.emit(&s, "pwa-navigated") { w in
-                        w.key("webview"); w.string(webview.description)
-                        w.key("url"); w.string(clean)
-                        w.key("source"); w.string("browser")
-                    }
+                    b.emitPwaNavigated(&s, webview, url: clean, source: "browser")
                 }
             }
         case .answered(let request, let answer):
@@ -516,7 +512,7 @@ extension Bridge {
                     }
                     // Why, for people: the session is over as a browser session (its pages and
                     // tabs are gone); a new one gets a new Chromium.
-                    b.emit(&s, "browser.crashed") { w in
+                    b.emit(&s, .browserCrashed) { w in
                         w.key("reason"); w.string("Chromium exited (it crashed or was killed): this session's pages and tabs are gone; close it and create a new browser session, which gets a new Chromium")
                     }
                 }

@@ -199,7 +199,7 @@ extension Bridge {
                 }
                 if let old = s.browser!.shell.dialogs[wid]?.timer { b.effects.append(.cancel(TimerKey(session: s.serial, token: old))) }
                 s.browser!.shell.dialogs[wid] = open
-                b.emit(&s, "webview.dialog") { w in
+                b.emit(&s, .webviewDialog) { w in
                     w.key("webview"); w.string(wid.description)
                     w.key("type"); w.string(dialog.type.rawValue)
                     w.key("message"); w.string(dialog.message)
@@ -215,7 +215,7 @@ extension Bridge {
             withSession(sid) { b, s in
                 guard s.browser != nil, let open = s.browser!.shell.dialogs.removeValue(forKey: wid) else { return }
                 if let timer = open.timer { b.effects.append(.cancel(TimerKey(session: s.serial, token: timer))) }
-                b.emit(&s, "webview.dialog.closed") { w in
+                b.emit(&s, .webviewDialogClosed) { w in
                     w.key("webview"); w.string(wid.description)
                     w.key("type"); w.string(open.dialog.type.rawValue)
                     w.key("accepted"); w.bool(accepted)
@@ -233,7 +233,7 @@ extension Bridge {
                     b.effects.append(.cancel(TimerKey(session: s.serial, token: timer)))
                 }
                 let url = s.engine.webView(wid)?.url ?? ""
-                b.emit(&s, "webview.crashed") { w in
+                b.emit(&s, .webviewCrashed) { w in
                     w.key("webview"); w.string(wid.description)
                     w.key("url"); w.string(url)
                     w.key("reason"); w.string(reason)
@@ -245,7 +245,7 @@ extension Bridge {
                       s.browser!.shell.unresponsive.contains(wid) != flag else { return }
                 if flag { s.browser!.shell.unresponsive.insert(wid) } else { s.browser!.shell.unresponsive.remove(wid) }
                 let url = s.engine.webView(wid)?.url ?? ""
-                b.emit(&s, flag ? "webview.unresponsive" : "webview.responsive") { w in
+                b.emit(&s, flag ? .webviewUnresponsive : .webviewResponsive) { w in
                     w.key("webview"); w.string(wid.description)
                     w.key("url"); w.string(url)
                 }
@@ -254,7 +254,7 @@ extension Bridge {
             withSession(sid) { b, s in
                 guard s.browser != nil, b.exists(wid, in: s) else { return }
                 s.browser!.shell.fileChoosers.insert(wid)
-                b.emit(&s, "webview.fileChooser") { w in
+                b.emit(&s, .webviewFileChooser) { w in
                     w.key("webview"); w.string(wid.description)
                     w.key("multiple"); w.bool(multiple)
                     w.key("accept"); w.string(accept)
@@ -263,7 +263,7 @@ extension Bridge {
         case .download(let sid, let wid, let url, let filename):
             withSession(sid) { b, s in
                 guard s.browser != nil else { return }
-                b.emit(&s, "webview.download") { w in
+                b.emit(&s, .webviewDownload) { w in
                     w.key("webview"); w.string(wid.description)
                     w.key("url"); w.string(url)
                     w.key("filename"); w.string(filename)
@@ -308,7 +308,7 @@ extension Bridge {
         guard !s.browser!.shell.tabLimitReported else { return false }
         s.browser!.shell.tabLimitReported = true
         let url = stop.url
-        emit(&s, "session.limit") { w in
+        emit(&s, .sessionLimit) { w in
             w.key("limit"); w.string("tabs")
             w.key("max"); w.int(Int64(max))
             w.key("webview"); w.string(stop.webview.description)
@@ -331,10 +331,7 @@ extension Bridge {
         guard stop.disposition == .customScheme, !s.isRouted, s.profile == nil,
               let scheme = stop.url.split(separator: ":", maxSplits: 1).first?.lowercased(),
               !Self.appSchemes.contains(scheme) else { return false }
-        emit(&s, "external.open") { w in
-            w.key("url"); w.string(stop.url)
-            w.key("webview"); w.string(stop.webview.description)
-        }
+        emitExternalOpen(&s, url: stop.url, from: stop.webview)
         return true
     }
 

@@ -9,30 +9,21 @@ extension Bridge {
         if s.isBrowser { browserObserve(&s, observation) }
         switch observation {
         case .stackChanged:
-            if s.isRouted {
-                emitStackChanged(&s, cause: cause, transitions: transitions)
-                return
-            }
-            guard hasSubscribers(s.subscribers, "stack.changed") else { return }
-            let stack = stackJSON(&s)
-            emit(&s, "stack.changed") { w in
-                w.key("stack"); w.raw(stack)
-                w.key("cause"); w.string(cause)
-            }
+            emitStackChanged(&s, cause: cause, transitions: s.isRouted ? transitions : nil)
         case .foregroundShown(let webview, let kind, let timeoutMs):
-            emit(&s, "foreground.shown") { w in
+            emit(&s, .foregroundShown) { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("kind"); w.string(kind.rawValue)
                 w.key("timeoutMs"); w.int(Int64(timeoutMs))
             }
         case .foregroundRemoved(let webview, let reason, let latencyMs):
-            emit(&s, "foreground.removed") { w in
+            emit(&s, .foregroundRemoved) { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("reason"); w.string(reason.rawValue)
                 w.key("latencyMs"); w.int(Int64(latencyMs))
             }
         case .pwaRendered(let webview, let removed, let late):
-            emit(&s, "pwa-rendered") { w in
+            emit(&s, .pwaRendered) { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("removed"); w.bool(removed)
                 w.key("late"); w.bool(late)
@@ -45,27 +36,83 @@ extension Bridge {
                 s.browser!.unannounced[webview] = BrowserState.Unannounced(url: url, token: token)
                 return
             }
-            emitWebviewOpen(&s, webview, url: url, token: token, targetId: nil, browserContextId: nil)
+            emitWebviewOpen(&s, webview, url: url, token: token)
         case .webviewClosed(let webview):
-            emit(&s, "webview.closed") { w in w.key("webview"); w.string(webview.description) }
+            emitWebviewClosed(&s, webview)
         case .pageConnected(let webview):
-            emit(&s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+            emitPageConnected(&s, webview)
         case .pageDisconnected(let webview):
-            emit(&s, "page.disconnected") { w in w.key("webview"); w.string(webview.description) }
+            emitPageDisconnected(&s, webview)
         }
     }
 
-    /// `webview.open`; in a browser session also the browser's ids of the tab and the context.
-    mutating func emitWebviewOpen(_ s: inout Session, _ webview: ItemID, url: String, token: String,
-                                  targetId: String?, browserContextId: String?) {
+    // MARK: The events with more than one cause: one writer each
+
+    /// `webview.open {webview, url, token, pageUrl}`; a router item's `context`; in a browser
+    /// session also the browser's ids of the tab and the context.
+    mutating func emitWebviewOpen(_ s: inout Session, _ webview: ItemID, url: String, token: String, context: JSONValue? = nil,
+                                  targetId: String? = nil, browserContextId: String? = nil) {
         let pageUrl = PageURL.withClaim(url, session: s.id, webview: webview, token: token)
-        emit(&s, "webview.open") { w in
+        emit(&s, .webviewOpen) { w in
             w.key("webview"); w.string(webview.description)
             w.key("url"); w.string(url)
             w.key("token"); w.string(token)
             w.key("pageUrl"); w.string(pageUrl)
+            if let context { w.key("context"); w.write(context) }
             if let targetId { w.key("targetId"); w.string(targetId) }
             if let browserContextId { w.key("browserContextId"); w.string(browserContextId) }
+        }
+    }
+
+    /// `webview.closed {webview}`.
+    mutating func emitWebviewClosed(_ s: inout Session, _ webview: ItemID) {
+        emit(&s, .webviewClosed) { w in w.key("webview"); w.string(webview.description) }
+    }
+
+    /// `stack.changed {stack, cause}`; in a routed session (`transitions` given) also its
+    /// `transitions` and `tree`.
+    mutating func emitStackChanged(_ s: inout Session, cause: String, transitions: [Transition]?) {
+        guard hasSubscribers(s.subscribers, ControllerEventName.stackChanged.name) else { return }
+        let stack = stackJSON(&s)
+        let tree: JSONValue? = transitions == nil ? nil : (s.tree?.toJSON() ?? .null)
+        emit(&s, .stackChanged) { w in
+            w.key("stack"); w.raw(stack)
+            w.key("cause"); w.string(cause)
+            if let transitions, let tree {
+                w.key("transitions"); w.write(.array(transitions.map { $0.toJSON() }))
+                w.key("tree"); w.write(tree)
+            }
+        }
+    }
+
+    /// `external.open {url, webview?}`: a navigation the app sends outside (another app, the
+    /// system browser); `webview` is the one it came from, when one did.
+    mutating func emitExternalOpen(_ s: inout Session, url: String, from webview: ItemID?) {
+        emit(&s, .externalOpen) { w in
+            w.key("url"); w.string(url)
+            if let webview { w.key("webview"); w.string(webview.description) }
+        }
+    }
+
+    /// `page.connected {webview}`.
+    mutating func emitPageConnected(_ s: inout Session, _ webview: ItemID) {
+        emit(&s, .pageConnected) { w in w.key("webview"); w.string(webview.description) }
+    }
+
+    /// `page.disconnected {webview, reason?}` (`replaced`: a newer page claimed the web view).
+    mutating func emitPageDisconnected(_ s: inout Session, _ webview: ItemID, reason: String? = nil) {
+        emit(&s, .pageDisconnected) { w in
+            w.key("webview"); w.string(webview.description)
+            if let reason { w.key("reason"); w.string(reason) }
+        }
+    }
+
+    /// `pwa-navigated {webview, url, source?}` (`browser`: the browser saw the URL change).
+    mutating func emitPwaNavigated(_ s: inout Session, _ webview: ItemID, url: String, source: String?) {
+        emit(&s, .pwaNavigated) { w in
+            w.key("webview"); w.string(webview.description)
+            w.key("url"); w.string(url)
+            if let source { w.key("source"); w.string(source) }
         }
     }
 
@@ -105,7 +152,8 @@ extension Bridge {
     /// Sends event `name` with `session` and the body's fields to every controller subscribed to
     /// the session whose filter takes it; each controller gets it once. (`s` is only read; it is
     /// `inout` so that the session is not copied, 264 bytes, for every event.)
-    mutating func emit(_ s: inout Session, _ name: String, _ body: (inout JSONWriter) -> Void) {
+    mutating func emit(_ s: inout Session, _ event: ControllerEventName, _ body: (inout JSONWriter) -> Void) {
+        let name = event.name
         let sid = s.id
         var recipients: [ClientID] = []
         for sub in s.subscribers where sub.filter.allows(name) { recipients.append(sub.client) }

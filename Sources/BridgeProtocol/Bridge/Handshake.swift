@@ -62,10 +62,7 @@ extension Bridge {
             clients[old]?.role = .detached(session: sid, webview: webview, why: "replaced by a newer page")
             sendEvent(old, "closed") { w in w.key("reason"); w.string("replaced") }
             effects.append(.close(old, code: 1000, reason: "replaced"))
-            emit(&s, "page.disconnected") { w in
-                w.key("webview"); w.string(webview.description)
-                w.key("reason"); w.string("replaced")
-            }
+            emitPageDisconnected(&s, webview, reason: "replaced")
         }
         s.pages[webview] = client
         clients[client]?.role = .page(session: sid, webview: webview)
@@ -79,7 +76,7 @@ extension Bridge {
         } else {
             // A web view of another stack of the tree (an inactive tab): its page waits there.
             writeHelloResult(client, id: id, &s, webview: webview)
-            emit(&s, "page.connected") { w in w.key("webview"); w.string(webview.description) }
+            emitPageConnected(&s, webview)
         }
         if s.isBrowser { browserPageClaimed(client, &s, webview: webview, now: now) }
         updateIdle(&s, now: now)

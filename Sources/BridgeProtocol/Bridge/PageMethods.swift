@@ -93,7 +93,7 @@ extension Bridge {
         if let profile = s.profile,
            try type(of: profile).pageEvent(&self, client, name: name, p.object, &s, webview: webview, now: now) { return }
         guard let event = PageEventName(name: name) else {
-            emit(&s, "app.event") { w in
+            emit(&s, .appEvent) { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("name"); w.string(name)
                 w.key("params"); w.write(.object(p.object))
@@ -119,11 +119,7 @@ extension Bridge {
             // The engine's observation is announced here, with the page's `source`.
             run(&s, .pwaNavigated(from: webview, url: url), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                 guard case .success = result else { return }
-                b.emit(&s, "pwa-navigated") { w in
-                    w.key("webview"); w.string(webview.description)
-                    w.key("url"); w.string(url)
-                    if let source { w.key("source"); w.string(source) }
-                }
+                b.emitPwaNavigated(&s, webview, url: url, source: source)
             }
         }
     }

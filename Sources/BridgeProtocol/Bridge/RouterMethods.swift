@@ -176,17 +176,14 @@ extension Bridge {
         for id in removed where id.kind == .webview && !oldStackIDs.contains(id) {
             closePageOutsideTheStack(&s, webview: id, reason: "popped", why: "its web view was removed")
             s.webTokens[id] = nil
-            emit(&s, "webview.closed") { w in w.key("webview"); w.string(id.description) }
+            emitWebviewClosed(&s, id)
             if s.isBrowser { browserObserve(&s, .webviewClosed(webview: id)) }
         }
         for id in removed { s.webTokens[id] = nil }
         for id in opened { announceRouterWebView(&s, id) }
         if s.isBrowser { browserKeepFront(&s) }
         if outcome.kind == .external, let url = outcome.externalURL {
-            emit(&s, "external.open") { w in
-                w.key("url"); w.string(url)
-                if let requester { w.key("webview"); w.string(requester.description) }
-            }
+            emitExternalOpen(&s, url: url, from: requester)
         }
         updateIdle(&s, now: now)
     }
@@ -196,29 +193,9 @@ extension Bridge {
     mutating func announceRouterWebView(_ s: inout Session, _ id: ItemID) {
         guard let tree = s.tree, let token = token(of: id, in: s),
               let item = tree.locate(id).flatMap({ tree[$0.stack]?[$0.index] }) else { return }
-        let pageUrl = PageURL.withClaim(item.url, session: s.id, webview: id, token: token)
         rememberToken(&s, id, token)
-        emit(&s, "webview.open") { w in
-            w.key("webview"); w.string(id.description)
-            w.key("url"); w.string(item.url)
-            w.key("token"); w.string(token)
-            w.key("pageUrl"); w.string(pageUrl)
-            if let context = item.context { w.key("context"); w.write(context) }
-        }
+        emitWebviewOpen(&s, id, url: item.url, token: token, context: item.context)
         if s.isBrowser { browserObserve(&s, .webviewOpen(webview: id, url: item.url, token: token)) }
-    }
-
-    /// `stack.changed` with the router's fields, outside an engine flush.
-    mutating func emitStackChanged(_ s: inout Session, cause: String, transitions: [Transition]) {
-        guard hasSubscribers(s.subscribers, "stack.changed") else { return }
-        let stack = stackJSON(&s)
-        let tree = s.tree?.toJSON() ?? .null
-        emit(&s, "stack.changed") { w in
-            w.key("stack"); w.raw(stack)
-            w.key("cause"); w.string(cause)
-            w.key("transitions"); w.write(.array(transitions.map { $0.toJSON() }))
-            w.key("tree"); w.write(tree)
-        }
     }
 
     /// The result of a router action: the router's outcome, with `stack` as the contract has it.

@@ -190,7 +190,7 @@ extension Bridge {
             issueTokens(&s)
         }
         answer(&self, &s)
-        emit(&s, "session.created") { _ in }
+        emit(&s, .sessionCreated) { _ in }
         flush(&list, &s, cause: cause, now: now)
         returnEffectStorage(&list)
         sessions.insert(s)
@@ -241,7 +241,7 @@ extension Bridge {
             for webview in s.pages.keys.sorted() {
                 b.closePageOutsideTheStack(&s, webview: webview, reason: pageReason, why: "its session was closed")
             }
-            b.emit(&s, "session.closed") { w in w.key("reason"); w.string(reason) }
+            b.emit(&s, .sessionClosed) { w in w.key("reason"); w.string(reason) }
         }
         guard let s = sessions.remove(sid) else { return }
         if s.isBrowser { effects.append(.host(.closeSession(session: sid))) }

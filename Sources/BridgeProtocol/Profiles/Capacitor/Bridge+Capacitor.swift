@@ -13,8 +13,19 @@ extension Bridge {
         case "capacitor.ready":
             // A new document in the app's web view: native forgets its listeners and held calls.
             guard webview == st.app else { return true }
-            st.store.pageStarted()
+            let dropped = st.store.pageStarted()
             s.profile = st
+            // The calls the old page still waited for end with it: their controllers hear so
+            // (`dropped`), then that a new document started.
+            for call in dropped {
+                guard let result = CapacitorResult(answering: call, .failure(.droppedWithPage)) else { continue }
+                emitCapacitorResult(&s, result, mocked: false, dropped: true)
+            }
+            emit(&s, .capacitorReady) { w in
+                w.key("webview"); w.string(webview.description)
+                w.key("platform"); w.string(st.profile.options.platform.rawValue)
+                w.key("url"); w.write(params["url"] ?? .null)
+            }
         case "capacitor.call":
             guard let call = CapacitorCall(params: params) else {
                 throw ProtocolError(.invalidParams, "capacitor.call needs plugin and method")
@@ -25,7 +36,7 @@ extension Bridge {
             s.profile = st
             var unavailable = call.unavailable
             if case .unavailable = outcome.answer { unavailable = true }
-            emit(&s, "capacitor.call") { w in
+            emit(&s, .capacitorCall) { w in
                 w.key("webview"); w.string(webview.description)
                 w.key("callbackId"); w.write(call.callbackId.map(JSONValue.string) ?? .null)
                 w.key("plugin"); w.string(call.plugin)
@@ -56,11 +67,13 @@ extension Bridge {
 
     /// `capacitor.result {session, callbackId, plugin, method, success, data | error}` to the
     /// controllers (with `mocked` when a mock answered).
-    mutating func emitCapacitorResult(_ s: inout Session, _ result: CapacitorResult, mocked: Bool) {
+    /// (with `dropped` for a call its page went away from before an answer).
+    mutating func emitCapacitorResult(_ s: inout Session, _ result: CapacitorResult, mocked: Bool, dropped: Bool = false) {
         let params = result.params
-        emit(&s, "capacitor.result") { w in
+        emit(&s, .capacitorResult) { w in
             for (key, value) in zip(params.keys, params.values) where key != "save" { w.key(key); w.write(value) }
             if mocked { w.key("mocked"); w.bool(true) }
+            if dropped { w.key("dropped"); w.bool(true) }
         }
     }
 
@@ -80,10 +93,7 @@ extension Bridge {
         case .closeBrowser:
             closeInAppBrowser(&s, now: now)
         case .openExternal(let url):
-            emit(&s, "external.open") { w in
-                w.key("webview"); w.string(webview.description)
-                w.key("url"); w.string(url)
-            }
+            emitExternalOpen(&s, url: url, from: webview)
         }
     }
 
@@ -154,10 +164,7 @@ extension Bridge {
         if target == st.browser || st.profile.options.navigationStays(url, appOrigin: st.profile.appOrigin) {
             effects.append(.host(.loadURL(session: s.id, webview: target, url: url)))
         } else {
-            emit(&s, "external.open") { w in
-                w.key("webview"); w.string(target.description)
-                w.key("url"); w.string(url)
-            }
+            emitExternalOpen(&s, url: url, from: target)
         }
         guard let client else { return }
         switch reply {

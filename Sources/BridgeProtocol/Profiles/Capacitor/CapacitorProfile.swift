@@ -88,3 +88,10 @@ enum CapacitorMethod: String, CaseIterable {
     case pause = "app.pause"
     case resume = "app.resume"
 }
+
+/// Capacitor's events to controllers (docs/PROTOCOL.md, docs/CAPACITOR.md).
+extension ControllerEventName {
+    public static let capacitorCall = ControllerEventName("capacitor.call")
+    public static let capacitorResult = ControllerEventName("capacitor.result")
+    public static let capacitorReady = ControllerEventName("capacitor.ready")
+}

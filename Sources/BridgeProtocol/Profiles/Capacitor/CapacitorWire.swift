@@ -16,6 +16,9 @@ public struct CapacitorError: Equatable, Sendable {
     public static let unimplementedCode = "UNIMPLEMENTED"
     public static let unavailableCode = "UNAVAILABLE"
 
+    /// A held call whose page went away (a reload, a new document) before anyone answered it.
+    public static let droppedWithPage = CapacitorError("the page went away before the call was answered", code: "DROPPED")
+
     /// What `call.unimplemented()` rejects with.
     public static let notImplemented = CapacitorError("not implemented", code: unimplementedCode)
 

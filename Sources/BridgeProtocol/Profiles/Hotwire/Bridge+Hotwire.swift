@@ -102,7 +102,7 @@ extension Bridge {
         case "bridge.message":
             bridgeMessage(params, &s, webview: webview)
         case "bridge.ready":
-            emit(&s, "bridge.ready") { w in w.key("webview"); w.string(webview.description) }
+            emit(&s, .bridgeReady) { w in w.key("webview"); w.string(webview.description) }
         case "hotwire.pathConfiguration":
             throw ProtocolError(.notAllowed, "hotwire.pathConfiguration is not a page's to send: the daemon fetches the session's pathConfigurationUrl itself")
         default:
@@ -115,7 +115,7 @@ extension Bridge {
         let name = params["name"]?.stringValue ?? ""
         let data = params["data"]?.objectValue ?? JSONObject()
         let location = params["location"]?.stringValue
-        emit(&s, "hotwire.message") { w in
+        emit(&s, .hotwireMessage) { w in
             w.key("webview"); w.string(webview.description)
             w.key("name"); w.string(name)
             w.key("data"); w.write(.object(data))
@@ -194,7 +194,7 @@ extension Bridge {
                 error = e.message
             }
         }
-        emit(&s, "hotwire.pathConfiguration") { w in
+        emit(&s, .hotwirePathConfiguration) { w in
             w.key("webview"); w.string(webview.description)
             w.key("url"); w.string(url)
             if let error {
@@ -212,7 +212,7 @@ extension Bridge {
         let metadataURL = data["metadata"]?["url"]?.stringValue
         let pageURL = params["location"]?.stringValue.map(PageURL.stripClaim) ?? s.engine.webView(webview)?.url
         let ignored = metadataURL == nil || metadataURL != pageURL
-        emit(&s, "bridge.message") { w in
+        emit(&s, .bridgeMessage) { w in
             w.key("webview"); w.string(webview.description)
             w.key("id"); w.write(params["id"] ?? .null)
             w.key("component"); w.write(params["component"] ?? .null)
@@ -472,13 +472,7 @@ extension Bridge {
         }
         if let opened {
             rememberToken(&s, opened.webview, opened.token)
-            let pageUrl = PageURL.withClaim(opened.url, session: sid, webview: opened.webview, token: opened.token)
-            emit(&s, "webview.open") { w in
-                w.key("webview"); w.string(opened.webview.description)
-                w.key("url"); w.string(opened.url)
-                w.key("token"); w.string(opened.token)
-                w.key("pageUrl"); w.string(pageUrl)
-            }
+            emitWebviewOpen(&s, opened.webview, url: opened.url, token: opened.token)
             effects.append(.host(.openTab(session: sid, webview: opened.webview, url: opened.url, token: opened.token,
                                           post: nil, root: false)))
         }
@@ -514,10 +508,7 @@ extension Bridge {
                 }
             case .openExternal(let url):
                 let from = s.hotwire!.webviews[s.hotwire!.navigator.activeContext]
-                emit(&s, "external.open") { w in
-                    w.key("url"); w.string(url)
-                    if let from { w.key("webview"); w.string(from.description) }
-                }
+                emitExternalOpen(&s, url: url, from: from)
             }
         }
         updateIdle(&s, now: now)

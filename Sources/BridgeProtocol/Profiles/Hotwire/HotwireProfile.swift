@@ -120,3 +120,11 @@ extension HotwireProfile: ProfileConfiguration, ProfileBehavior {
         HotwireUserAgent.build(base: base, platform: platform, components: components)
     }
 }
+
+/// Hotwire's events to controllers (docs/PROTOCOL.md, docs/HOTWIRE.md).
+extension ControllerEventName {
+    public static let hotwireMessage = ControllerEventName("hotwire.message")
+    public static let hotwirePathConfiguration = ControllerEventName("hotwire.pathConfiguration")
+    public static let bridgeMessage = ControllerEventName("bridge.message")
+    public static let bridgeReady = ControllerEventName("bridge.ready")
+}

@@ -58,7 +58,7 @@ struct KioskState: ProfileState, Equatable {
     static func pageEvent<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, name: String, _ params: JSONObject,
                                _ s: inout Session, webview: ItemID, now: Int64) throws(ProtocolError) -> Bool {
         guard name == "kiosk.ping" else { return false }
-        b.emit(&s, "kiosk.pong") { w in w.key("webview"); w.string(webview.description) }
+        b.emit(&s, .kioskPong) { w in w.key("webview"); w.string(webview.description) }
         return true
     }
 
@@ -67,7 +67,7 @@ struct KioskState: ProfileState, Equatable {
         guard var state = s.profile as? KioskState, !url.hasPrefix(state.profile.home) else { return false }
         state.blocked.append(url)
         s.profile = state
-        b.emit(&s, "kiosk.blocked") { w in w.key("url"); w.string(url) }
+        b.emit(&s, .kioskBlocked) { w in w.key("url"); w.string(url) }
         guard let client else { return true }
         switch reply {
         case .none: break
@@ -81,7 +81,7 @@ struct KioskState: ProfileState, Equatable {
 
     static func back<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, client: ClientID?, id: Int64?, now: Int64) -> Bool {
         guard !s.engine.canGoBack else { return false }
-        b.emit(&s, "kiosk.home") { _ in }
+        b.emit(&s, .kioskHome) { _ in }
         if let client, let id {
             let stack = b.stackJSON(&s)
             b.sendResult(client, id: id) { w in
@@ -101,4 +101,11 @@ struct KioskState: ProfileState, Equatable {
                                   _ s: inout Session, now: Int64) throws(ProtocolError) {}
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64) {}
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {}
+}
+
+/// The kiosk's events to controllers, named in its folder as a profile's are.
+extension ControllerEventName {
+    static let kioskPong = ControllerEventName("kiosk.pong")
+    static let kioskBlocked = ControllerEventName("kiosk.blocked")
+    static let kioskHome = ControllerEventName("kiosk.home")
 }
