@@ -1,4 +1,4 @@
-"""The bridge protocol end to end: the real daemon, real WebSocket clients (Python websockets)."""
+"""The bridge protocol end to end: the real daemon, real WebSocket clients (the project's Python client, clients/python, through bridgeclient)."""
 import asyncio
 import json
 import random
