@@ -166,13 +166,9 @@ def test_utf8_character_split_across_fragments_is_accepted(daemon):
 
 
 def test_single_large_frame_is_reassembled_from_receive_chunks(daemon):
-    ws = RawWebSocket.to(daemon)
-    try:
-        ws.send_text('{"id":6,"method":"ping","params":{"pad":"' + "y" * 50000 + '"}}')
-        _, payload = ws.recv_message()
-        assert json.loads(payload)["id"] == 6
-    finally:
-        ws.close()
+    with connection(daemon.ws_url) as ws:
+        ws.send_text('{"id":6,"method":"ping","params":{"pad":"' + "y" * 50000 + '"}}')  # one frame
+        assert ws.wait_reply(6, 10)[0]["id"] == 6
 
 
 def test_oversized_message_closes_with_1009(daemon):
@@ -183,17 +179,14 @@ def test_oversized_message_closes_with_1009(daemon):
 
 def test_message_at_the_limit_is_accepted(daemon_factory):
     d = daemon_factory("--max-message-bytes", "1000")
-    ws = RawWebSocket.to(d)
-    try:
+    with connection(d.ws_url) as ws:
         head = '{"id":1,"method":"ping","params":{"pad":"'
         msg = head + "m" * (1000 - len(head) - 3) + '"}}'
         assert len(msg) == 1000
         ws.send_text(msg)
-        assert json.loads(ws.recv_message()[1])["id"] == 1
+        assert ws.wait_reply(1, 10)[0]["id"] == 1
         ws.send_text(msg + " ")
-        assert ws.recv_close_code() == 1009
-    finally:
-        ws.close()
+        assert ws.wait_closed(10) == 1009
 
 
 def test_oversized_message_in_small_fragments_closes_with_1009(daemon):
