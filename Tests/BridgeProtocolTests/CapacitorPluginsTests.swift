@@ -169,6 +169,49 @@ import Testing
         #expect(s.answer(Self.call(plugin, method, options)).answer == expected, "\(platform) \(plugin).\(method)")
     }
 
+    @Test func notificationBookkeepingIsAnsweredAndTheUsersPartIsNot() {
+        var s = Self.store()
+        #expect(s.answer(Self.call("LocalNotifications", "createChannel", ["id": "news", "name": "News", "importance": 3])).answer == .resolve(nil))
+        #expect(s.answer(Self.call("LocalNotifications", "createChannel", ["id": "chat", "name": "Chat"])).answer == .resolve(nil))
+        #expect(s.answer(Self.call("LocalNotifications", "createChannel", ["id": "news", "name": "News 2"])).answer == .resolve(nil))
+        #expect(s.answer(Self.call("LocalNotifications", "listChannels")).answer
+                == .resolve(["channels": [["id": "chat", "name": "Chat"], ["id": "news", "name": "News 2"]]]))
+        // Each plugin has its own channels.
+        #expect(s.answer(Self.call("PushNotifications", "listChannels")).answer == .resolve(["channels": []]))
+        #expect(s.answer(Self.call("LocalNotifications", "deleteChannel", ["id": "chat"])).answer == .resolve(nil))
+        #expect(s.answer(Self.call("LocalNotifications", "listChannels")).answer == .resolve(["channels": [["id": "news", "name": "News 2"]]]))
+        if case .reject(let e) = s.answer(Self.call("LocalNotifications", "createChannel", ["name": "x"])).answer {
+            #expect(e.message == "Channel missing identifier")
+        } else {
+            Issue.record("a channel without id was not refused")
+        }
+        for (plugin, method) in [("LocalNotifications", "getPending"), ("LocalNotifications", "getDeliveredNotifications"),
+                                 ("PushNotifications", "getDeliveredNotifications")] {
+            #expect(s.answer(Self.call(plugin, method)).answer == .resolve(["notifications": []]), "\(plugin).\(method)")
+        }
+        for (plugin, method) in [("LocalNotifications", "cancel"), ("LocalNotifications", "registerActionTypes"),
+                                 ("PushNotifications", "removeAllDeliveredNotifications"), ("PushNotifications", "unregister")] {
+            #expect(s.answer(Self.call(plugin, method)).answer == .resolve(nil), "\(plugin).\(method)")
+        }
+        // The user's and the server's part: the controller's.
+        for (plugin, method) in [("LocalNotifications", "requestPermissions"), ("LocalNotifications", "schedule"),
+                                 ("PushNotifications", "register"), ("PushNotifications", "requestPermissions")] {
+            guard case .needsController = s.answer(Self.call(plugin, method)).answer else {
+                Issue.record("\(plugin).\(method) was answered without a controller")
+                continue
+            }
+        }
+        // A mock still comes first; on iOS the channels do not exist.
+        _ = s.mocks.add(CapacitorMock(plugin: "LocalNotifications", method: "listChannels", reply: .result(["channels": [["id": "mocked"]]])))
+        #expect(s.answer(Self.call("LocalNotifications", "listChannels")).answer == .resolve(["channels": [["id": "mocked"]]]))
+        var ios = Self.store(.ios)
+        if case .reject(let e) = ios.answer(Self.call("LocalNotifications", "createChannel", ["id": "news"])).answer {
+            #expect(e.code == CapacitorError.unimplementedCode)
+        } else {
+            Issue.record("iOS has no channels")
+        }
+    }
+
     @Test func deviceInfoPerPlatform() throws {
         var android = Self.store(.android)
         let aValue = android.answer(Self.call("Device", "getInfo")).answer.data

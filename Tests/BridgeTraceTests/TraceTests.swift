@@ -304,6 +304,17 @@ struct Recording {
             .browserCrashed(sessions: ["s-1", "s-2"]),
             .pathConfigurationFetched(session: "s-1", url: "http://o/pc.json", .document(["rules": [["patterns": ["/new$"]]]])),
             .pathConfigurationFetched(session: "s-1", url: "http://o/pc.json", .failed("HTTP 404")),
+            .answered(r, .unresponsive("no answer in 15 s")),
+            .historyRead(session: "s-1", webview: .webview(1), canGoBack: true),
+            .historyRead(session: "s-1", webview: .webview(1), canGoBack: false),
+            .shell(.dialogOpened(session: "s-1", webview: .webview(1), Dialog(type: .prompt, message: "Name?", defaultValue: "Ann", url: "http://h/"))),
+            .shell(.dialogOpened(session: "s-1", webview: .webview(1), Dialog(type: .alert, message: "hi"))),
+            .shell(.dialogClosed(session: "s-1", webview: .webview(1), accepted: true, text: "Bo")),
+            .shell(.crashed(session: "s-1", webview: .webview(2), reason: "killed")),
+            .shell(.unresponsive(session: "s-1", webview: .webview(1), true)),
+            .shell(.unresponsive(session: "s-1", webview: .webview(1), false)),
+            .shell(.fileChooser(session: "s-1", webview: .webview(1), multiple: true, accept: "image/*")),
+            .shell(.download(session: "s-1", webview: .webview(1), url: "http://h/f.pdf", filename: "f.pdf")),
         ]
         let work: [HostWork] = [
             .openTab(session: "s-1", webview: .webview(1), url: "http://h/", token: "t", post: nil, root: true),
@@ -317,7 +328,69 @@ struct Recording {
             .type(r, session: "s-1", webview: .webview(1), selector: "#a", text: "hi"),
             .screenshot(r, session: "s-1", target: .placeholder(1)),
             .fetchPathConfiguration(session: "s-1", webview: .webview(1), url: "http://o/pc.json"),
+            .showTab(session: "s-1", webview: .webview(2)),
+            .readHistory(session: "s-1", webview: .webview(1)),
+            .goBackInHistory(session: "s-1", webview: .webview(1)),
+            .loadURL(session: "s-1", webview: .webview(1), url: "https://localhost/inner"),
+            .shell(.answerDialog(session: "s-1", webview: .webview(1), accept: true, text: "Bo")),
+            .shell(.answerDialog(session: "s-1", webview: .webview(1), accept: false, text: nil)),
+            .shell(.reload(r, session: "s-1", webview: .webview(2), url: "http://h/")),
+            .shell(.setFiles(r, session: "s-1", webview: .webview(1), files: ["/tmp/a.png", "/tmp/b b.png"])),
+            .shell(.setGeolocation(r, session: "s-1", Geolocation(latitude: 52.5, longitude: 13.4, accuracy: 5))),
         ]
+        // Every kind of host result and host work is in the lists above (a new case fails to
+        // compile here until it is named, then this test until it is listed).
+        func kind(_ h: HostResult) -> String {
+            switch h {
+            case .tabOpened: "tabOpened"
+            case .tabFailed: "tabFailed"
+            case .snapshotTaken: "snapshotTaken"
+            case .navigationStopped: "navigationStopped"
+            case .historyTraversed: "historyTraversed"
+            case .urlChanged: "urlChanged"
+            case .answered: "answered"
+            case .browserCrashed: "browserCrashed"
+            case .pathConfigurationFetched: "pathConfigurationFetched"
+            case .historyRead: "historyRead"
+            case .shell(let e):
+                switch e {
+                case .dialogOpened: "shell.dialogOpened"
+                case .dialogClosed: "shell.dialogClosed"
+                case .crashed: "shell.crashed"
+                case .unresponsive: "shell.unresponsive"
+                case .fileChooser: "shell.fileChooser"
+                case .download: "shell.download"
+                }
+            }
+        }
+        func kind(_ w: HostWork) -> String {
+            switch w {
+            case .openTab: "openTab"
+            case .closeTab: "closeTab"
+            case .closeSession: "closeSession"
+            case .takeSnapshot: "takeSnapshot"
+            case .showOverlay: "showOverlay"
+            case .removeOverlay: "removeOverlay"
+            case .showTab: "showTab"
+            case .evaluate: "evaluate"
+            case .click: "click"
+            case .type: "type"
+            case .screenshot: "screenshot"
+            case .fetchPathConfiguration: "fetchPathConfiguration"
+            case .readHistory: "readHistory"
+            case .goBackInHistory: "goBackInHistory"
+            case .loadURL: "loadURL"
+            case .shell(let s):
+                switch s {
+                case .answerDialog: "shell.answerDialog"
+                case .reload: "shell.reload"
+                case .setFiles: "shell.setFiles"
+                case .setGeolocation: "shell.setGeolocation"
+                }
+            }
+        }
+        #expect(Set(results.map(kind)).count == 16, "\(Set(results.map(kind)).sorted())")
+        #expect(Set(work.map(kind)).count == 19, "\(Set(work.map(kind)).sorted())")
         var events = results.map { TraceEvent.input(.host($0), at: 3, random: []) } + work.map { TraceEvent.output(.host($0), at: 4) }
         events.append(.input(.openBrowserSession(url: "http://h/"), at: 5, random: [7]))
         for e in events {

@@ -515,7 +515,7 @@
     }
     const proxy = runtimeRegisterPlugin.apply(this, arguments);
     if (listed.has(pluginName) || platform in impls || !proxy || typeof Proxy !== "function") return proxy;
-    return new Proxy(proxy, {
+    const wrapped = new Proxy(proxy, {
       get(target, prop) {
         const value = target[prop];
         if (typeof prop !== "string" || typeof value !== "function" || prop === "then") return value;
@@ -532,6 +532,14 @@
         return reported;
       },
     });
+    // The runtime keeps the proxy it made in `Capacitor.Plugins` too (the legacy
+    // `Capacitor.Plugins.X.method()` calls): those are reported as well.
+    try {
+      if (cap.Plugins && cap.Plugins[pluginName] === proxy) cap.Plugins[pluginName] = wrapped;
+    } catch {
+      // a frozen Plugins object: only the returned proxy reports
+    }
+    return wrapped;
   };
   Object.defineProperty(cap, "registerPlugin", {
     configurable: true,

@@ -226,6 +226,12 @@ for (const platform of ["android", "ios"]) {
       assert.deepEqual(page.calls().at(-1), {
         callbackId: null, plugin: "Geolocation", method: "getCurrentPosition", options: { timeout: 5 }, save: false, unavailable: true,
       });
+      // The legacy call through Capacitor.Plugins (where the runtime keeps its proxy) is reported too.
+      const before = page.calls().length;
+      await assert.rejects(page.exports.Capacitor.Plugins.Geolocation.getCurrentPosition({ timeout: 6 }), (e) => e.code === "UNIMPLEMENTED");
+      assert.equal(page.calls().length, before + 1);
+      assert.deepEqual(page.calls().at(-1).options, { timeout: 6 });
+      assert.equal(page.calls().at(-1).unavailable, true);
       // A plugin with a JS implementation for the platform is not watched (Motion on devices).
       const Motion = registerPlugin("Motion", { [platform]: () => ({ ping: async () => "js" }) });
       assert.equal(await Motion.ping(), "js");

@@ -114,10 +114,43 @@ extension CapacitorStore {
             let states = CapacitorPlugins.permissionAliases(call.plugin).map { ($0, JSONValue.string("prompt")) }
             return CapacitorOutcome(.resolve(.object(JSONObject(states))))
         }
+        if let answer = notificationBookkeeping(call) { return answer }
         if spec.kind != .device {
             return CapacitorOutcome(.needsController(.needsController(call.plugin, call.method)))
         }
         return deviceAnswer(call)
+    }
+
+    /// What the notification plugins answer without the user or a server: Android's channels
+    /// (kept per session), the lists of pending and delivered notifications (none: nothing is
+    /// ever delivered here), removing and cancelling them, the action types. Asking for the
+    /// permission, scheduling and registering for pushes stay the controller's (mocked, else the
+    /// documented error).
+    private mutating func notificationBookkeeping(_ call: CapacitorCall) -> CapacitorOutcome? {
+        guard call.plugin == "LocalNotifications" || call.plugin == "PushNotifications" else { return nil }
+        let o = call.options
+        switch call.method {
+        case "createChannel":
+            guard let id = o["id"]?.stringValue, !id.isEmpty else {
+                return CapacitorOutcome(.reject(CapacitorError("Channel missing identifier")))
+            }
+            var list = channels[call.plugin] ?? []
+            list.removeAll { $0["id"]?.stringValue == id }
+            list.append(o)
+            channels[call.plugin] = list
+            return CapacitorOutcome(.resolve(nil))
+        case "deleteChannel":
+            channels[call.plugin]?.removeAll { $0["id"]?.stringValue == o["id"]?.stringValue }
+            return CapacitorOutcome(.resolve(nil))
+        case "listChannels":
+            return CapacitorOutcome(.resolve(["channels": .array((channels[call.plugin] ?? []).map(JSONValue.object))]))
+        case "getPending", "getDeliveredNotifications":
+            return CapacitorOutcome(.resolve(["notifications": []]))
+        case "removeDeliveredNotifications", "removeAllDeliveredNotifications", "cancel", "registerActionTypes", "unregister":
+            return CapacitorOutcome(.resolve(nil))
+        default:
+            return nil
+        }
     }
 
     private mutating func deviceAnswer(_ call: CapacitorCall) -> CapacitorOutcome {

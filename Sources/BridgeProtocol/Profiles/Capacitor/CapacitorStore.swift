@@ -76,6 +76,8 @@ public struct CapacitorStore: Equatable, Sendable {
     public var textZoom = 1.0
     /// ScreenOrientation's `type` (a lock to landscape turns it).
     public var orientation = "portrait-primary"
+    /// Android's notification channels (`createChannel`), by plugin, then id, in creation order.
+    public var channels: [String: [JSONObject]] = [:]
     /// Canned answers (`capacitor.mock`).
     public var mocks = CapacitorMocks()
     /// Calls a `hold` mock keeps for `capacitor.reply`, by callback id.

@@ -36,15 +36,31 @@ struct HotwireOverlay: Equatable {
     var identifier: String?
 }
 
-/// The hotwire-native side of one browser session.
-struct HotwireState: Equatable {
-    var profile: HotwireProfile
+/// One tab of a hotwire-native session: its navigator (Hotwire Native's tab bar gives each tab
+/// its own) and the web views and items that draw its screens. A session without `tabs` has one.
+struct HotwireTabState: Equatable {
     var navigator: HotwireNavigator
     /// The web view of each context: the main one always, the modal one while presented.
     var webviews: [HotwireContext: ItemID]
     /// The placeholder or native item standing for each screen (by screen id) that its
     /// context's web view does not show.
     var items: [Int: ItemID] = [:]
+    /// Whether its navigator started (its main web view's tab opened): the first tab at once,
+    /// the others when first selected.
+    var started: Bool
+}
+
+/// The hotwire-native side of one browser session.
+struct HotwireState: Equatable {
+    var profile: HotwireProfile
+    /// The tabs, in the tab bar's order (one, `main`, without `tabs`).
+    var tabs: [HotwireTabState]
+    /// The tab the user sees.
+    var selected = 0
+    /// The tab being worked on: the one of the page whose message is handled, else the
+    /// selected one. Set at every way in (`focus(on:)`); `navigator`, `webviews` and `items`
+    /// are its.
+    var focus = 0
     /// Page events waiting for their page, by web view, in order.
     var pending: [ItemID: [HotwirePageEvent]] = [:]
     /// Web views under the snapshot of the screen they are visiting again (a back).
@@ -56,8 +72,39 @@ struct HotwireState: Equatable {
         case notAsked, asked, answered
     }
 
+    var navigator: HotwireNavigator {
+        get { tabs[focus].navigator }
+        set { tabs[focus].navigator = newValue }
+    }
+
+    var webviews: [HotwireContext: ItemID] {
+        get { tabs[focus].webviews }
+        set { tabs[focus].webviews = newValue }
+    }
+
+    var items: [Int: ItemID] {
+        get { tabs[focus].items }
+        set { tabs[focus].items = newValue }
+    }
+
+    /// The context `webview` shows in the focused tab.
     func context(of webview: ItemID) -> HotwireContext? {
         webviews.first { $0.value == webview }?.key
+    }
+
+    /// The web view a tab shows: its modal's while one is presented, else its main one.
+    func topWebView(of tab: Int) -> ItemID? {
+        tabs[tab].webviews[.modal] ?? tabs[tab].webviews[.default]
+    }
+
+    /// The tab whose web view `webview` is.
+    func tab(of webview: ItemID) -> Int? {
+        tabs.firstIndex { $0.webviews.values.contains(webview) }
+    }
+
+    /// Focuses the tab of `webview` (the selected one when nil or no tab's).
+    mutating func focus(on webview: ItemID?) {
+        focus = webview.flatMap { tab(of: $0) } ?? selected
     }
 }
 
@@ -77,14 +124,24 @@ extension Bridge {
     /// The profile of a hotwire-native session (the daemon's browser dresses its tabs with it).
     public func hotwireProfile(session sid: String) -> HotwireProfile? { sessions[sid]?.hotwire?.profile }
 
-    /// A new hotwire-native session: its navigator on the root URL, its tree (tab `main`).
+    /// A new hotwire-native session: its navigator on the root URL, its tree (tab `main`). With
+    /// `tabs`, a navigator per tab: the first starts on the root URL in `W1`; each other one has
+    /// its web view's id at once (the tree's tab shows it) and starts when first selected.
     func startHotwire(_ s: inout Session, profile: HotwireProfile, url: String) {
         let w1 = ItemID.webview(1)
-        s.hotwire = HotwireState(
-            profile: profile,
-            navigator: HotwireNavigator(platform: profile.platform, configuration: profile.configuration, startURL: url),
-            webviews: [.default: w1])
-        s.tree = NavigationTree(tabs: [TabStack(name: "main", items: [RouteStackItem(id: w1, url: url)])])
+        func navigator(_ start: String) -> HotwireNavigator {
+            HotwireNavigator(platform: profile.platform, configuration: profile.configuration, startURL: start)
+        }
+        var tabs = [HotwireTabState(navigator: navigator(url), webviews: [.default: w1], started: true)]
+        var stacks = [TabStack(name: profile.tabs.first?.title ?? "main", items: [RouteStackItem(id: w1, url: url)])]
+        for tab in profile.tabs.dropFirst() {
+            let start = tab.url ?? url
+            let webview = s.engine.itemIDs.next(.webview)
+            tabs.append(HotwireTabState(navigator: navigator(start), webviews: [.default: webview], started: false))
+            stacks.append(TabStack(name: tab.title, items: [RouteStackItem(id: webview, url: start)]))
+        }
+        s.hotwire = HotwireState(profile: profile, tabs: tabs)
+        s.tree = NavigationTree(tabs: stacks)
     }
 
     // MARK: Page events
@@ -96,6 +153,7 @@ extension Bridge {
     mutating func hotwirePageEvent(_ client: ClientID, name: String, _ params: JSONObject, _ s: inout Session,
                                    webview: ItemID, now: Int64) throws(ProtocolError) -> Bool {
         guard s.hotwire != nil else { return false }
+        s.hotwire!.focus(on: webview)
         switch name {
         case "hotwire.message":
             hotwireMessage(client, params, &s, webview: webview, now: now)
@@ -165,7 +223,7 @@ extension Bridge {
     /// per session: a page loading again does not fetch it again.
     mutating func askHotwirePathConfiguration(_ s: inout Session, webview: ItemID) {
         guard let h = s.hotwire, h.configurationFetch == .notAsked, let url = h.profile.configurationURL,
-              webview == h.webviews[.default] else { return }
+              webview == h.tabs[0].webviews[.default] else { return }
         s.hotwire!.configurationFetch = .asked
         effects.append(.host(.fetchPathConfiguration(session: s.id, webview: webview, url: url)))
     }
@@ -177,7 +235,7 @@ extension Bridge {
     /// nobody asked for (another url, a second one) is ignored.
     mutating func hotwirePathConfigurationFetched(_ s: inout Session, url: String, _ fetch: PathConfigurationFetch) {
         guard let h = s.hotwire, h.configurationFetch == .asked, url == h.profile.configurationURL,
-              let webview = h.webviews[.default] else { return }
+              let webview = h.tabs[0].webviews[.default] else { return }
         s.hotwire!.configurationFetch = .answered
         var error: String?
         var rules = 0
@@ -189,7 +247,7 @@ extension Bridge {
                 let configuration = try HotwirePathConfiguration(json: document)
                 rules = configuration.rules.count
                 s.hotwire!.profile.configuration = configuration
-                s.hotwire!.navigator.configuration = configuration
+                for tab in s.hotwire!.tabs.indices { s.hotwire!.tabs[tab].navigator.configuration = configuration }
             } catch let e {
                 error = e.message
             }
@@ -243,6 +301,7 @@ extension Bridge {
     mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params, _ s: inout Session) throws(ProtocolError) {
         let sid = s.id
         let text = try p.string("webview")
+        if let wid = ItemID(parsing: text) { s.hotwire!.focus(on: wid) }
         guard let wid = ItemID(parsing: text), s.hotwire!.context(of: wid) != nil else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\"")
         }
@@ -266,6 +325,7 @@ extension Bridge {
         let mark = effects.count
         let before = Set(s.engine.stack.map(\.id))
         var action = "none"
+        s.hotwire!.focus(on: nil)
         if let decision = s.hotwire!.navigator.back() {
             action = "pop"
             applyHotwire(decision, &s, now: now)
@@ -278,6 +338,53 @@ extension Bridge {
                 w.key("action"); w.string(action)
                 w.key("removed"); w.write(.array(removed.map { .string($0.description) }))
                 w.key("stack"); w.raw(stack)
+            }
+        }
+        effects.insert(contentsOf: reply, at: mark)
+    }
+
+    /// The tab bar selects tab `name` (`router.selectTab`): its navigator becomes the one the
+    /// user sees and navigates; started on first selection (its web view's tab opens on the
+    /// tab's URL, `webview.open`), else its web view comes to the front. Answered with
+    /// `{action: "selectTab", tab, removed: [], stack, tree}` before the events. An unknown tab
+    /// is `invalid-params` and changes nothing; the selected one changes nothing. (A session
+    /// without `tabs` has no tab bar: `conflict`, as for the router's other actions.)
+    mutating func selectHotwireTab(_ s: inout Session, name: String, client: ClientID, id: Int64, now: Int64) throws(ProtocolError) {
+        let h = s.hotwire!
+        let names = h.profile.tabs.map(\.title)
+        guard let tab = names.firstIndex(of: name) else {
+            throw ProtocolError(.invalidParams, "session \(s.id) has no tab \(name.debugDescription); its tabs: \(names.joined(separator: ", "))")
+        }
+        let sid = s.id
+        let mark = effects.count
+        if tab != h.selected {
+            s.hotwire!.selected = tab
+            s.hotwire!.focus = tab
+            var opened: (ItemID, String, String)?
+            if !h.tabs[tab].started, let webview = h.tabs[tab].webviews[.default] {
+                s.hotwire!.tabs[tab].started = true
+                let url = h.tabs[tab].navigator.main.first?.url ?? ""
+                opened = (webview, url, issueToken(&s, webview))
+            } else if let top = h.topWebView(of: tab) {
+                effects.append(.host(.showTab(session: sid, webview: top)))
+            }
+            applyHotwire(HotwireDecision(presentation: .none, outcome: ["selectTab"], commands: [], changed: true),
+                         &s, now: now)
+            if let (webview, url, token) = opened {
+                rememberToken(&s, webview, token)
+                emitWebviewOpen(&s, webview, url: url, token: token)
+                effects.append(.host(.openTab(session: sid, webview: webview, url: url, token: token, post: nil, root: false)))
+            }
+        }
+        let stack = stackJSON(&s)
+        let tree = s.tree?.toJSON() ?? .null
+        let reply = replyEffect(client) { b in
+            b.sendResult(client, id: id) { w in
+                w.key("action"); w.string("selectTab")
+                w.key("tab"); w.string(name)
+                w.key("removed"); w.write(.array([]))
+                w.key("stack"); w.raw(stack)
+                w.key("tree"); w.write(tree)
             }
         }
         effects.insert(contentsOf: reply, at: mark)
@@ -299,6 +406,7 @@ extension Bridge {
     /// (`placeholder.snapshot`, and the overlay of a back to it). Without a client it goes
     /// ahead with no picture.
     mutating func hotwirePropose(_ client: ClientID?, _ s: inout Session, _ p: HotwireProposal, now: Int64) {
+        s.hotwire!.focus(on: p.from)
         let h = s.hotwire!
         let context = p.from.flatMap { h.context(of: $0) } ?? h.navigator.activeContext
         let before = h.navigator.shown
@@ -443,15 +551,25 @@ extension Bridge {
                 pictures[visit.screen] = image
             }
         }
-        var used: [Int: ItemID] = [:]
+        // Every tab's screens (the focused tab's changed; the others are drawn as they were).
         var ids = s.engine.itemIDs
-        let mainItems = hotwireItems(&h, .default, ids: &ids, used: &used)
-        let modalItems = hotwireItems(&h, .modal, ids: &ids, used: &used)
+        var stacks: [TabStack] = []
+        var modalItems: [RouteStackItem] = []
+        let focus = h.focus
+        for tab in h.tabs.indices {
+            h.focus = tab
+            var used: [Int: ItemID] = [:]
+            let main = hotwireItems(&h, .default, ids: &ids, used: &used)
+            let modal = hotwireItems(&h, .modal, ids: &ids, used: &used)
+            if tab == focus { removed.append(contentsOf: Set(h.items.values).subtracting(used.values).sorted()) }
+            h.items = used
+            stacks.append(TabStack(name: h.profile.tabs.isEmpty ? "main" : h.profile.tabs[tab].title, items: main))
+            if tab == h.selected { modalItems = modal }
+        }
+        h.focus = focus
         s.engine.itemIDs = ids
-        removed.append(contentsOf: Set(h.items.values).subtracting(used.values).sorted())
-        h.items = used
         let before = s.tree ?? NavigationTree(tabs: [TabStack(name: "main", items: [])])
-        let tree = NavigationTree(tabs: [TabStack(name: "main", items: mainItems)], modal: modalItems)
+        let tree = NavigationTree(tabs: stacks, activeTab: h.selected, modal: modalItems)
         s.tree = tree
         s.hotwire = h
         let newStack = hotwireEngineStack(tree.activeStack, &s)
@@ -465,7 +583,8 @@ extension Bridge {
             emitStackChanged(&s, cause: d.cause, transitions: transitions)
         }
         for id in removed { s.webTokens[id] = nil }
-        if removed.contains(where: { $0.kind == .webview }), let main = s.hotwire!.webviews[.default] {
+        if removed.contains(where: { $0.kind == .webview }), s.hotwire!.focus == s.hotwire!.selected,
+           let main = s.hotwire!.webviews[.default] {
             // The modal's tab went: the main web view shows again (and draws: Turbo renders in
             // animation frames, which a tab in the background does not get).
             effects.append(.host(.showTab(session: sid, webview: main)))
@@ -475,6 +594,10 @@ extension Bridge {
             emitWebviewOpen(&s, opened.webview, url: opened.url, token: opened.token)
             effects.append(.host(.openTab(session: sid, webview: opened.webview, url: opened.url, token: opened.token,
                                           post: nil, root: false)))
+            if let h = s.hotwire, h.focus != h.selected, let top = h.topWebView(of: h.selected) {
+                // A tab in the background presented a modal: the selected tab stays in front.
+                effects.append(.host(.showTab(session: sid, webview: top)))
+            }
         }
         for command in d.commands {
             switch command {

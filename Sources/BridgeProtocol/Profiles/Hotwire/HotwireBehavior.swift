@@ -14,10 +14,15 @@ extension HotwireState: ProfileState {
     /// The navigator's stacks are drawn as the session's tree (tab `main` and the modal stack).
     var drawsTree: Bool { true }
 
-    func canGoBack(_ s: Session) -> Bool? { !navigator.modal.isEmpty || navigator.main.count > 1 }
+    /// The selected tab's navigator decides.
+    func canGoBack(_ s: Session) -> Bool? {
+        let nav = tabs[selected].navigator
+        return !nav.modal.isEmpty || nav.main.count > 1
+    }
 
-    /// The modal context's web view is on no engine stack while the main one is active.
-    func hasWebView(_ webview: ItemID) -> Bool { context(of: webview) != nil }
+    /// The modal context's web view is on no engine stack while the main one is active, nor are
+    /// the web views of the tabs not selected.
+    func hasWebView(_ webview: ItemID) -> Bool { tab(of: webview) != nil }
 
     func injectsPageScript(into webview: ItemID) -> Bool { true }
 
@@ -50,14 +55,20 @@ extension HotwireState: ProfileState {
     }
 
     /// The stacks are the navigator's (the path configuration decides): its one back is the
-    /// native pop; the router's other actions would move the tree behind the navigator's back.
+    /// native pop, and the tab bar selects a tab (`router.selectTab`, `router.perform
+    /// {type: "selectTab"}`); the router's other actions would move the tree behind the
+    /// navigator's back.
     static func routerAction<RNG>(_ b: inout Bridge<RNG>, _ action: RouterAction, _ s: inout Session, method: BridgeMethod,
                                   client: ClientID, id: Int64, now: Int64) throws(ProtocolError) -> Bool {
-        guard case .goBack = action else {
+        switch action {
+        case .goBack:
+            b.hotwireBack(&s, client: client, id: id, now: now)
+        case .selectTab(let name) where !(s.hotwire?.profile.tabs.isEmpty ?? true):
+            try b.selectHotwireTab(&s, name: name, client: client, id: id, now: now)
+        default:
             throw ProtocolError(.conflict, "a hotwire-native session is navigated by its path configuration: "
-                + "use navigation.navigateToUrl or navigation.back, not \(method.name)")
+                + "use navigation.navigateToUrl or navigation.back (and router.selectTab with tabs), not \(method.name)")
         }
-        b.hotwireBack(&s, client: client, id: id, now: now)
         return true
     }
 
