@@ -12,11 +12,9 @@ extension Rule {
     public static let hotwire: [Rule] = [visitNotRendered, backWrongPage, visitFailed, coldBootLink, bridgeMessageIgnored,
                                          pageError, loadFailed, pageUnresponsive, pageCrashed, navigationLoop, renderBudget, nothingExplored]
 
-    /// A capacitor app's (docs/CAPACITOR.md): what any page must not do; its own rules are to come.
-    public static let capacitor: [Rule] = [pageError, loadFailed, pageUnresponsive, pageCrashed, navigationLoop, nothingExplored]
-
     /// Every rule of every profile.
     public static let every: [Rule] = all + hotwire.filter { r in !all.contains(r) }
+        + capacitor.filter { r in !all.contains(r) && !hotwire.contains(r) }
 
     static let hotwireAdvice: [String: (text: String, snippet: String)] = [
         "visit-not-rendered": ("Let every Turbo visit render: a turbo:before-render listener that pauses the render (event.preventDefault()) must call event.detail.resume(); a page that never answers keeps native's spinner up.", """

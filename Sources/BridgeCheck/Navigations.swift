@@ -6,8 +6,9 @@ public struct NavigationRow: Equatable, Sendable {
     /// the page replaced its entry; `classic`: a new web view (a new document); `back`: the
     /// host's back; `native` (hotwire-native): a native screen pushed (`to`: its url and, in
     /// brackets, its screen); `dialog`: a JavaScript dialog the page opened (`to`: the dialog,
-    /// its text and how it was answered).
-    public enum Kind: String, Sendable { case push, replace, back, classic, native, dialog }
+    /// its text and how it was answered); `deeplink` (capacitor): a deep link the checker sent
+    /// the app (`to`: the link, and whether a listener got it).
+    public enum Kind: String, Sendable { case push, replace, back, classic, native, dialog, deeplink }
     public var step: Int
     public var webview: String
     public var from: String
@@ -120,6 +121,9 @@ public enum Navigations {
             case .nativePushed(let url, let screen, let from):
                 rows.append(NavigationRow(step: o.step, webview: w, from: from ?? "?", to: screen.map { "\(url) [\($0)]" } ?? url,
                                           kind: .native, verdict: "ok"))
+            case .deepLink(let url, let delivered):
+                rows.append(NavigationRow(step: o.step, webview: w, from: current[w] ?? "?", to: url + (delivered ? "" : " (no appUrlOpen listener)"),
+                                          kind: .deeplink, verdict: "ok"))
             case .location(let url, _):
                 current[w] = url
             default:

@@ -85,6 +85,22 @@ public struct Observation: Equatable, Sendable {
         /// The session hit one of its limits (`session.limit`): `tabs` when a page opened more
         /// web views than the session may have live (a navigation or `window.open` loop).
         case limit(name: String, max: Int, url: String)
+        // Capacitor sessions (`--profile capacitor`), controller side.
+        /// A plugin call the daemon heard of (`capacitor.call`). `callbackId` nil and
+        /// `unavailable`: the page reported a call its runtime refused, the plugin not being in
+        /// the session (`"X" plugin is not implemented`); with a `callbackId`, `unavailable`
+        /// means native has no answer of its own for it (it fails with `UNAVAILABLE`).
+        case capacitorCall(plugin: String, method: String, callbackId: String?, unavailable: Bool)
+        /// Native's answer to a call (`capacitor.result`): a success, or an error's message and code.
+        case capacitorResult(plugin: String, method: String, callbackId: String, success: Bool, error: String?, code: String?)
+        /// The session ended (`session.closed`) and why: `exit-app` for `App.exitApp`.
+        case sessionEnded(reason: String)
+        /// What the top page showed once the app was still: its url and a digest of its visible
+        /// text (the same screen gives the same digest).
+        case screen(url: String, digest: String)
+        /// A deep link the checker sent (`navigation.openUrl`): whether a listener of the app got
+        /// it (`appUrlOpen`), else native keeps it for the first one.
+        case deepLink(url: String, delivered: Bool)
     }
 }
 

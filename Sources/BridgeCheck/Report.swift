@@ -54,6 +54,8 @@ public struct CheckReport: Sendable {
     public var startScreenshot: String?
     /// `--profile`: which rules were judged.
     public var profile: CheckProfile = .astro
+    /// capacitor: the platform; iOS has no hardware back, so its back rules are not judged.
+    public var platform: String?
 
     public init(url: String, steps: [StepResult], findings: [Finding], rows: [NavigationRow], budgetMs: Int?, seconds: Double, states: [State]? = nil, startScreenshot: String? = nil) {
         self.startScreenshot = startScreenshot
@@ -69,7 +71,8 @@ public struct CheckReport: Sendable {
     /// The rules evaluated in this run (render-budget only with a budget, nothing-explored only
     /// when exploring).
     public var rules: [Rule] {
-        profile.rules.filter { ($0 != .renderBudget || budgetMs != nil) && ($0 != .nothingExplored || states != nil) }
+        profile.rules.filter { ($0 != .renderBudget || budgetMs != nil) && ($0 != .nothingExplored || states != nil)
+            && !(profile == .capacitor && platform == "ios" && ($0 == .backExitsApp || $0 == .backDoesNothing)) }
     }
 
     /// What went wrong while a state was reached and left: its steps' failures and findings.

@@ -31,7 +31,7 @@ public struct Rule: Equatable, Sendable {
                                      pageUnresponsive, pageCrashed, navigationLoop, renderBudget, nothingExplored]
 
     /// What to change in the app when the rule is broken, and a short snippet.
-    public var advice: (text: String, snippet: String)? { Rule.advice[id] ?? Rule.hotwireAdvice[id] }
+    public var advice: (text: String, snippet: String)? { Rule.advice[id] ?? Rule.hotwireAdvice[id] ?? Rule.capacitorAdvice[id] }
 
     /// The rule of that id, of any profile.
     public static func named(_ id: String) -> Rule? { every.first { $0.id == id } }
@@ -116,12 +116,15 @@ public struct RuleOptions: Equatable, Sendable {
     public var profile: CheckProfile
     /// hotwire-native: how long a Turbo visit may take to render (`--timeout-s`), in ms.
     public var visitTimeoutMs: Double
+    /// capacitor: the platform (`android`, `ios`); the hardware back's rules are Android's.
+    public var platform: String
 
-    public init(appOrigin: String, budgetMs: Int? = nil, profile: CheckProfile = .astro, visitTimeoutMs: Double = 30_000) {
+    public init(appOrigin: String, budgetMs: Int? = nil, profile: CheckProfile = .astro, visitTimeoutMs: Double = 30_000, platform: String = "android") {
         self.appOrigin = appOrigin
         self.budgetMs = budgetMs
         self.profile = profile
         self.visitTimeoutMs = visitTimeoutMs
+        self.platform = platform
     }
 }
 
@@ -144,10 +147,7 @@ public enum CheckProfile: String, Sendable, CaseIterable {
 public enum Rules {
     public static func evaluate(_ log: [Observation], options: RuleOptions) -> [Finding] {
         if options.profile == .hotwireNative { return HotwireRules.evaluate(log, options: options) }
-        if options.profile == .capacitor {
-            // One web view whose history pushes are the app's own: the Astro rules are not judged.
-            return (pageErrors(log) + loadFailures(log) + runaways(log)).sorted { ($0.step, $0.t) < ($1.step, $1.t) }
-        }
+        if options.profile == .capacitor { return CapacitorRules.evaluate(log, options: options) }
         var out: [Finding] = []
         out += historyRules(log)
         out += foregroundRules(log, options: options)

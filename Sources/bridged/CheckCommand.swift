@@ -26,8 +26,9 @@ struct CheckCommand: ParsableCommand {
             answering (a busy script, a dialog nobody answered), crashes or opens tabs without \
             end is a finding naming it; every call is bounded by --timeout-s. With \
             --profile hotwire-native the app is a Turbo app in a Hotwire Native shell, judged by \
-            that profile's rules; with --profile capacitor a Capacitor app (its page errors, \
-            loads, runaways; not the Astro history rules). The rules and the steps format are in \
+            that profile's rules; with --profile capacitor a Capacitor app (Android's hardware \
+            back, deep links, plugin calls rejected and not handled or unavailable, page errors; \
+            not the Astro history rules), --web-dir serving its build at https://localhost/. The rules and the steps format are in \
             docs/CHECK.md.
             """)
 
@@ -70,7 +71,7 @@ struct CheckCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The phone screen the tabs emulate, in CSS pixels (default 390x844); narrower than 800 gets Chromium's mobile user agent, wider its desktop one.", valueName: "WxH"))
     var viewport: String?
 
-    @Option(help: ArgumentHelp("The native shell the app is written for: astro or hotwire-native.", valueName: "name"))
+    @Option(help: ArgumentHelp("The native shell the app is written for: astro, hotwire-native or capacitor.", valueName: "name"))
     var profile: String = "astro"
 
     @Option(help: ArgumentHelp("How the session answers a page's JavaScript dialogs (alert, confirm, prompt, beforeunload): accept or dismiss.", valueName: "accept|dismiss"))
@@ -121,7 +122,8 @@ struct CheckCommand: ParsableCommand {
                 throw fail("\(flag) \(path): the directory \(dir) does not exist")
             }
         }
-        if let problem = HTTPProbeCLI.unreachable(url) { throw fail("page unreachable: \(problem)") }
+        // With --web-dir the daemon's browser answers the app's origin itself: nothing listens there.
+        if shell.webDir == nil, let problem = HTTPProbeCLI.unreachable(url) { throw fail("page unreachable: \(problem)") }
         let browser = chromium ?? "chromium"
         if !Executable.exists(browser) {
             throw fail("no Chromium: \(browser) was not found; install the Debian package chromium (apt-get install chromium) or pass --chromium PATH")
@@ -141,6 +143,10 @@ struct CheckCommand: ParsableCommand {
             if let config { extra += ["--config", config] }
             if let userAgentSuffix { extra += ["--user-agent-suffix", userAgentSuffix] }
             if let viewport { extra += ["--viewport", viewport] }
+            // A capacitor app's build: the session (webDir: true) is served it by the daemon.
+            // Without spare tabs: a tab dressed before its session is known does not get the
+            // web directory's interception, and a fresh session's scripts would not load.
+            if let webDirectory = shell.webDirectory { extra += ["--web-dir", webDirectory, "--no-spare-tabs"] }
             daemon = try DaemonChild.start(record: trace != nil ? recordDir : nil, chromium: chromium, devtools: devtools, extra: extra,
                                            started: { interrupt.daemon = $0 })
         } catch {

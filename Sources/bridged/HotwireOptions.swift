@@ -31,6 +31,10 @@ struct HotwireShellOptions: ParsableArguments {
         webDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
     }
 
+    @Option(name: .customLong("capacitor"),
+            help: ArgumentHelp("With --profile capacitor: the app's options, session.create's \"capacitor\" object (appId, appName, version, build, launchUrl, plugins, allowNavigation, …; docs/CAPACITOR.md), as JSON or a JSON file.", valueName: "json|file"))
+    var capacitor: String?
+
     @Option(name: .customLong("path-configuration"),
             help: "With --profile hotwire-native: the path configuration, a JSON file or an http(s) URL the app serves.")
     var pathConfiguration: String?
@@ -47,9 +51,10 @@ struct HotwireShellOptions: ParsableArguments {
         // The flags given without the profile are named here, as the user typed them.
         if profile == nil || profile == "astro" {
             let given = [("--platform", platform), ("--path-configuration", pathConfiguration),
-                         ("--bridge-components", bridgeComponents), ("--web-dir", webDir)]
+                         ("--bridge-components", bridgeComponents), ("--web-dir", webDir), ("--capacitor", capacitor)]
             if let (flag, _) = given.first(where: { $0.1 != nil }) {
-                throw ValidationError("\(flag) needs --profile \(HotwireProfile.name)")
+                let needs = flag == "--web-dir" || flag == "--capacitor" ? CapacitorProfile.name : HotwireProfile.name
+                throw ValidationError("\(flag) needs --profile \(needs)")
             }
         }
         var params = JSONObject()
@@ -61,6 +66,22 @@ struct HotwireShellOptions: ParsableArguments {
                 throw ValidationError("--web-dir \(webDir): not a directory")
             }
             params["webDir"] = true
+        }
+        if let capacitor {
+            let trimmed = capacitor.drop { $0 == " " || $0 == "\n" || $0 == "\t" }
+            var text = capacitor
+            if !trimmed.hasPrefix("{") {
+                do {
+                    text = try String(contentsOfFile: capacitor, encoding: .utf8)
+                } catch {
+                    throw ValidationError("--capacitor \(capacitor): neither a JSON object nor a file that can be read (\(error.localizedDescription))")
+                }
+            }
+            do {
+                params["capacitor"] = try JSONParser.parse(text)
+            } catch {
+                throw ValidationError("--capacitor: not JSON (\(error))")
+            }
         }
         if let bridgeComponents {
             params["bridgeComponents"] = .array(bridgeComponents.split(separator: " ").map { .string(String($0)) })
@@ -93,6 +114,7 @@ struct HotwireShellOptions: ParsableArguments {
                 throw ValidationError("--path-configuration \(pathConfiguration ?? ""): not an http(s) URL with a host")
             case "bridgeComponents": throw ValidationError("--bridge-components: \(error.message)")
             case "webDir": throw ValidationError("--web-dir needs --profile \(CapacitorProfile.name)")
+            case "capacitor": throw ValidationError("--capacitor: \(error.message)")
             default: throw ValidationError("--profile: \(error.message)")
             }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import BridgeServer
 import Logging
 
@@ -14,8 +15,25 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Record a trace of this run (every frame in and out, every input of the protocol state machine, every stack) into a new file in this directory; see `bridged replay` and `bridged diagram`.", valueName: "dir"))
     var record: String?
 
+    /// The app's built web assets for capacitor browser sessions (served at the profile's
+    /// origin, as `bridged open --web-dir`); a session asks for them with `webDir: true`. Also
+    /// how `bridged check --web-dir` hands them to the daemon it starts.
+    @Option(name: .customLong("web-dir"),
+            help: ArgumentHelp("The built web assets of a Capacitor app (e.g. dist/), served to capacitor browser sessions created with \"webDir\": true at the origin the app has on the device (https://localhost/; docs/CAPACITOR.md).", valueName: "dir"))
+    var webDir: String?
+
+    func validate() throws {
+        if let webDir {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: webDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--web-dir \(webDir): not a directory")
+            }
+        }
+    }
+
     func run() throws {
-        let (daemon, config, logger) = try options.makeDaemon()
+        let webDirectory = webDir.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        let (daemon, config, logger) = try options.makeDaemon { $0.browser.webDirectory = webDirectory }
         if let record { try TraceRecording.start(daemon, directory: record, configPath: options.config) }
         let failure = StartupFailure()
         // Called on the service thread once the listener accepts connections.

@@ -56,7 +56,13 @@ public final class CheckRunner {
     /// Exploring: why the start page's links could not be read (nil: they were).
     var startUnreadable: String?
 
+    /// capacitor: why the session ended (`session.closed`: `exit-app`); nil while it lives.
+    var sessionEnded: String?
+    /// capacitor: the screen the session started on (its url and digest), for coming back.
+    var startScreen: (url: String, digest: String)?
+
     var hotwire: Bool { options.profile == .hotwireNative }
+    var capacitor: Bool { options.profile == .capacitor }
 
     public init(_ options: CheckOptions) throws {
         self.options = options
@@ -160,111 +166,6 @@ public final class CheckRunner {
 
     var now: Double { Date().timeIntervalSince(start) * 1000 }
 
-    func event(_ name: String, _ p: JSONValue) {
-        guard p["session"]?.stringValue == session || session.isEmpty else { return }
-        lastEventAt = Date()
-        // What the daemon made of a navigation the step's tap began: a new web view, the page
-        // gone (a new document), a failure, the link sent outside, a dialog, a limit.
-        if actionAt != nil, Self.answers.contains(name) { answeredSinceAction = true }
-        let w = p["webview"]?.stringValue ?? ""
-        switch name {
-        case "webview.dialog":
-            log.append(Observation(t: now, webview: w, step: step, .dialog(type: p["type"]?.stringValue ?? "alert", message: p["message"]?.stringValue ?? "",
-                                                                           url: p["url"]?.stringValue ?? lastURL(of: w))))
-        case "webview.dialog.closed":
-            log.append(Observation(t: now, webview: w, step: step, .dialogClosed(type: p["type"]?.stringValue ?? "alert", accepted: p["accepted"]?.boolValue ?? false,
-                                                                                 by: p["by"]?.stringValue ?? "policy")))
-        case "webview.crashed":
-            markCrashed(w, reason: p["reason"]?.stringValue ?? "the renderer died")
-        case "browser.crashed":
-            for x in stack where x["kind"]?.stringValue == "webview" { if let id = x["id"]?.stringValue { markCrashed(id, reason: "Chromium itself died (browser.crashed)") } }
-        case "webview.unresponsive":
-            markUnresponsive(w, how: "the daemon said webview.unresponsive")
-        case "webview.responsive":
-            // It answers again (a long script ended): asked again, waited for again.
-            unresponsive[w] = nil
-        case "session.limit":
-            let limit = p["limit"]?.stringValue ?? "tabs"
-            log.append(Observation(t: now, webview: w.isEmpty ? top : w, step: step,
-                                   .limit(name: limit, max: Int(p["max"]?.intValue ?? 0), url: p["url"]?.stringValue ?? lastURL(of: w.isEmpty ? top : w))))
-        case "pwa-navigated":
-            if let u = p["url"]?.stringValue { navigatedTo[w] = u }
-        case "stack.changed":
-            stack = p["stack"]?.arrayValue ?? []
-            navigatedTo = [:]
-            log.append(Observation(t: now, step: step, .stack(rendering: Self.render(stack), cause: p["cause"]?.stringValue ?? "")))
-            if hotwire, let after = p["tree"], after != .null {
-                for n in Navigations.nativePushes(before: tree, after: after) {
-                    log.append(Observation(t: now, webview: n.id, step: step, .nativePushed(url: n.url, screen: n.screen, from: n.from)))
-                }
-                tree = after
-            }
-        case "foreground.shown":
-            foregroundUp = w
-            log.append(Observation(t: now, webview: w, step: step, .foregroundShown(kind: p["kind"]?.stringValue ?? "blank")))
-        case "foreground.removed":
-            if foregroundUp == w { foregroundUp = nil }
-            log.append(Observation(t: now, webview: w, step: step, .foregroundRemoved(reason: p["reason"]?.stringValue ?? "", latencyMs: Int(p["latencyMs"]?.intValue ?? 0))))
-        case "pwa-rendered":
-            log.append(Observation(t: now, webview: w, step: step, .rendered(late: p["late"]?.boolValue ?? false, removed: p["removed"]?.boolValue ?? false)))
-        case "webview.open":
-            // hotwire-native: a modal's web view is presented over the main stack's top.
-            let modal = hotwire && (tree?["modal"]?.arrayValue ?? []).contains { $0["id"]?.stringValue == w }
-            opened.insert(w)
-            log.append(Observation(t: now, webview: w, step: step, .webviewOpened(url: p["url"]?.stringValue ?? "", from: modal ? Navigations.mainTop(tree) : nil)))
-        case "webview.failed":
-            let url = p["url"]?.stringValue ?? "", reason = p["reason"]?.stringValue ?? "the page did not load"
-            failed[w] = reason
-            log.append(Observation(t: now, webview: w, step: step, .loadFailed(url: url, reason: reason)))
-        case "external.open":
-            log.append(Observation(t: now, webview: w, step: step, .externalOpen(url: p["url"]?.stringValue ?? "")))
-        case "page.connected":
-            connected.insert(w)
-            failed[w] = nil
-            // A new document in that web view: it answers again until it shows otherwise.
-            unresponsive[w] = nil
-            pendingProbes.append(w)
-            stackStale = true
-        case "page.disconnected", "webview.closed":
-            connected.remove(w)
-            stackStale = true
-            // A visit whose document went away (closed, reloaded, replaced by a new document)
-            // will not render: waiting for it would only run out the timeout.
-            visiting[w] = nil
-        case "hotwire.message":
-            let data = p["data"] ?? .null
-            let name = p["name"]?.stringValue ?? ""
-            let id = data["identifier"]?.stringValue
-            switch name {
-            case "visitStarted":
-                if let id { visiting[w] = (id, data["location"]?.stringValue ?? "") }
-            case "visitRendered", "visitRequestFailed", "visitRequestFailedWithNonHttpStatusCode":
-                if visiting[w]?.identifier == id { visiting[w] = nil }
-            case "pageInvalidated":
-                visiting[w] = nil  // native cold-boots the page: the visit is over
-            default:
-                break
-            }
-            let status = data["statusCode"]?.intValue.map(Int.init)
-            log.append(Observation(t: now, webview: w, step: step,
-                                   .turbo(name: name, identifier: id, location: data["location"]?.stringValue,
-                                          action: data["options"]?["action"]?.stringValue, statusCode: status, error: data["error"]?.stringValue)))
-        case "bridge.message":
-            log.append(Observation(t: now, webview: w, step: step,
-                                   .bridgeMessage(component: p["component"]?.stringValue ?? "?", event: p["event"]?.stringValue ?? "?",
-                                                  url: p["data"]?["metadata"]?["url"]?.stringValue, ignored: p["ignored"]?.boolValue ?? false,
-                                                  reason: p["reason"]?.stringValue)))
-        case "hotwire.pathConfiguration":
-            pathConfiguration = p
-        default:
-            break
-        }
-    }
-
-    static let answers: Set<String> = ["stack.changed", "webview.open", "webview.closed", "webview.failed", "external.open", "page.disconnected",
-                                       "page.connected", "webview.dialog", "webview.crashed", "browser.crashed", "webview.unresponsive", "session.limit",
-                                       "webview.download"]
-
     /// The seed's notation for a stack of items.
     static func render(_ items: [JSONValue]) -> String {
         items.map { item -> String in
@@ -314,7 +215,7 @@ public final class CheckRunner {
         }
         _ = try settle()
         var findings = Rules.evaluate(log, options: RuleOptions(appOrigin: Rules.origin(options.url) ?? options.url, budgetMs: options.budgetMs,
-                                                                profile: options.profile, visitTimeoutMs: options.timeout * 1000))
+                                                                profile: options.profile, visitTimeoutMs: options.timeout * 1000, platform: platform))
         if explored, let why = nothingExplored() {
             findings.insert(Finding(rule: .nothingExplored, step: -1, webview: "W1", t: 0, message: why.message, evidence: why.evidence), at: 0)
         }
@@ -322,6 +223,7 @@ public final class CheckRunner {
                                  budgetMs: options.budgetMs, seconds: Date().timeIntervalSince(start), states: explored ? states : nil,
                                  startScreenshot: startShot)
         report.profile = options.profile
+        if capacitor { report.platform = platform }
         // Whatever the session's pages do, closing it is bounded; a daemon gone by now changes
         // nothing of a verdict already made.
         _ = try? ctl.soft { try ctl.call("session.close", ["session": sid], timeout: min(options.timeout, 10), reconnecting: false) }
@@ -334,6 +236,8 @@ public final class CheckRunner {
     func openSession() throws {
         if !session.isEmpty { _ = try ctl.soft { try ctl.call("session.close", ["session": sid], timeout: min(options.timeout, 10)) } }
         session = ""
+        sessionEnded = nil
+        startScreen = nil
         unresponsive = [:]
         crashed = [:]
         opened = []
@@ -449,6 +353,8 @@ public final class CheckRunner {
         var asked = Date()
         while true {
             try ctl.pump(0.05)
+            // A session the app ended (App.exitApp) has nothing left to wait for.
+            if sessionEnded != nil { why = nil; break }
             try refreshStack()
             try probeNewPages()
             if Date() >= deadline { break }
@@ -527,6 +433,7 @@ public final class CheckRunner {
     /// What the connected pages logged since the last collection, then the top page's location.
     /// Pages that stopped answering or crashed are not asked.
     func collect() throws {
+        if sessionEnded != nil { return }
         for w in connected.sorted() where dead(w) == nil {
             guard let v = try ctl.soft({ try evaluate(w, PageProbe.collect) }), let entries = v.arrayValue else { continue }
             for e in entries {
@@ -548,12 +455,18 @@ public final class CheckRunner {
             }
         }
         let w = top
-        if connected.contains(w), let v = try ctl.soft({ try evaluate(w, PageProbe.location) }) {
-            log.append(Observation(t: now, webview: w, step: step, .location(url: v["url"]?.stringValue ?? "", title: v["title"]?.stringValue ?? "")))
+        if connected.contains(w), let v = try ctl.soft({ try evaluate(w, capacitor ? PageProbe.screen : PageProbe.location) }) {
+            let url = v["url"]?.stringValue ?? ""
+            log.append(Observation(t: now, webview: w, step: step, .location(url: url, title: v["title"]?.stringValue ?? "")))
+            if capacitor, let digest = v["digest"]?.stringValue {
+                log.append(Observation(t: now, webview: w, step: step, .screen(url: url, digest: digest)))
+                if startScreen == nil { startScreen = (url, digest) }
+            }
         }
     }
 
     func back() throws {
+        if capacitor { return try capacitorBack() }
         let before = stack
         let w = top
         let r = try ctl.call("navigation.back", ["session": sid], timeout: controlTimeout)
@@ -590,6 +503,8 @@ public final class CheckRunner {
         func acting() { lastEventAt = Date(); actionAt = Date(); answeredSinceAction = false }
         defer { actionAt = nil }
         do {
+            // capacitor: the app ended its session (App.exitApp): no step has an app to act on.
+            if let ended = sessionEnded { throw ControllerClient.CallError(code: "app-exited", message: "the app ended its session (\(ended))") }
             switch s {
             case .click(let selector):
                 acting()
@@ -607,6 +522,10 @@ public final class CheckRunner {
                 try settled()
             case .navigate(let url):
                 _ = try ctl.call("navigation.navigateToUrl", ["session": sid, "url": .string(url)], timeout: controlTimeout)
+                lastEventAt = Date()
+                try settled()
+            case .deeplink(let url) where capacitor:
+                try capacitorDeepLink(url)
                 lastEventAt = Date()
                 try settled()
             case .deeplink(let url):
@@ -635,59 +554,5 @@ public final class CheckRunner {
         }
         stepResults.append(CheckReport.StepResult(index: index, description: s.description, failure: failure, stack: Self.render(stack),
                                                   snapshots: try snapshots(), ms: Date().timeIntervalSince(t0) * 1000, screenshot: try screenshot()))
-    }
-
-    /// An `expect` step, as Playwright's web-first assertions: compared again until it holds or
-    /// `timeout` has passed (each time once the app is still, or at the deadline); nil when it
-    /// held, else what differed the last time (and why the app was not still).
-    func expect(stack want: String?, url: String?, title: String?) throws -> String? {
-        let deadline = Date().addingTimeInterval(options.timeout)
-        var problems: [String] = []
-        var unsettled: String?
-        repeat {
-            unsettled = try settle(within: max(0.05, deadline.timeIntervalSinceNow))
-            problems = []
-            let rendering = Self.render(stack)
-            if let want, !Steps.stackMatches(rendering, expected: want) { problems.append("the stack is \(rendering), expected \(want)") }
-            if url != nil || title != nil {
-                let w = top
-                if let v = try ctl.soft({ try evaluate(w, PageProbe.location) }) {
-                    let haveURL = v["url"]?.stringValue ?? "", haveTitle = v["title"]?.stringValue ?? ""
-                    if let url, haveURL != url { problems.append("the url is \(haveURL), expected \(url)") }
-                    if let title, haveTitle != title { problems.append("the title is \"\(haveTitle)\", expected \"\(title)\"") }
-                } else {
-                    problems.append("the page of \(w) \(dead(w) ?? "did not answer") (its url and title could not be read)")
-                }
-            }
-            // A page that stopped answering will not come to hold it.
-            if problems.isEmpty || dead(top) != nil { break }
-            try ctl.pump(min(0.1, max(0, deadline.timeIntervalSinceNow)))
-            stackStale = true
-            try refreshStack()
-        } while Date() < deadline
-        guard !problems.isEmpty else { return nil }
-        let waited = "(compared again for \(Int(options.timeout)) s, --timeout-s)"
-        return ((unsettled.map { ["the app did not settle within \(Int(options.timeout)) s (--timeout-s): \($0)"] } ?? []) + problems).joined(separator: "; ")
-            + (dead(top) == nil ? " " + waited : "")
-    }
-
-    /// The placeholders on the stack, with their snapshots as `data:` URIs.
-    func snapshots() throws -> [(placeholder: String, dataURI: String)] {
-        try stack.compactMap { item -> (placeholder: String, dataURI: String)? in
-            guard item["kind"]?.stringValue == "placeholder", let p = item["id"]?.stringValue,
-                  let v = try ctl.soft({ try ctl.call("placeholder.snapshot", ["session": sid, "placeholder": .string(p)], timeout: controlTimeout) }),
-                  let data = v["data"]?.stringValue else { return nil }
-            return (p, "data:\(v["mimeType"]?.stringValue ?? "image/jpeg");base64,\(data)")
-        }
-    }
-
-    /// The screen as the user sees it (the top web view), as a `data:` URI, up to
-    /// `maxScreenshots`; none of a page that stopped answering (its tab draws nothing new).
-    func screenshot() throws -> String? {
-        let w = top
-        guard screenshots < options.maxScreenshots, dead(w) == nil,
-              let v = try ctl.soft({ try pageCall("session.screenshot", w, webview: false) }), let data = v["data"]?.stringValue else { return nil }
-        screenshots += 1
-        return "data:\(v["mimeType"]?.stringValue ?? "image/jpeg");base64,\(data)"
     }
 }

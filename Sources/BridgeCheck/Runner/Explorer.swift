@@ -42,7 +42,7 @@ extension CheckRunner {
                 if let why = dead(top) { unreadable?("the page of \(top) \(why)"); return [] }
             }
             do {
-                value = try evaluate(top, PageProbe.links)
+                value = try evaluate(top, capacitor ? PageProbe.tappables : PageProbe.links)
                 break
             } catch let e as ControllerClient.CallError {
                 problem = "\(e.code): \(e.message)"
@@ -69,7 +69,8 @@ extension CheckRunner {
 
     /// One web view on the stack, nothing else, on the start url.
     func atStart(_ startURL: String) -> Bool {
-        stack.count == 1 && dead(top) == nil && Rules.comparable(currentURL()) == Rules.comparable(startURL)
+        if capacitor { return sessionEnded == nil && dead(top) == nil && atStartScreen() }
+        return stack.count == 1 && dead(top) == nil && Rules.comparable(currentURL()) == Rules.comparable(startURL)
     }
 
     /// Breadth-first over the states reachable by taps: each path is walked forward from the
@@ -86,11 +87,17 @@ extension CheckRunner {
         // Links already queued (or the start page itself), by their comparable key.
         var queued: Set<String> = [Rules.comparable(startURL)]
         var queue: [[Link]] = []
-        for l in first where queued.insert(Rules.comparable(l.key)).inserted { queue.append([l]) }
+        // A Capacitor app's links out of it open outside the app: never followed.
+        let follows = { (l: Link) in !self.capacitor || l.sameOrigin }
+        for l in first where follows(l) && queued.insert(Rules.comparable(l.key)).inserted { queue.append([l]) }
         var n = 0
         var how = "the start page as loaded"
-        while !queue.isEmpty, states.count < options.maxStates {
+        // capacitor: buttons that change nothing are tapped too; the paths walked are bounded
+        // so that a screen of many of them does not make the run endless.
+        var paths = 0
+        while !queue.isEmpty, states.count < options.maxStates, !capacitor || paths < Self.maxPaths(options.maxStates) {
             let path = queue.removeFirst()
+            paths += 1
             if n > 0 {
                 if atStart(startURL) {
                     how = "the start page, back by \(backName)"
@@ -104,41 +111,61 @@ extension CheckRunner {
             let from = n
             var walked = 0
             var reached = true
+            /// The screen before the last tap (capacitor: a tap that changed the screen but not
+            /// the url reached a state of its own).
+            var beforeTap: (url: String, digest: String)?
             for link in path {
                 guard let l = try links().first(where: { $0.key == link.key }) else {
                     reached = false
                     missed.append("\(link.described) (after \(path.prefix(walked).map(\.described).joined(separator: " → ")))")
                     break
                 }
+                beforeTap = lastScreen()
                 try perform(.click(l.selector), index: n, describedAs: "click: \(l.described)")
                 tapped += 1
                 n += 1
                 walked += 1
             }
             var newState: Int?
-            if reached {
+            if reached, sessionEnded == nil {
                 let here = currentURL()
-                if seen.insert(Rules.comparable(here)).inserted {
+                var key = Rules.comparable(here)
+                if capacitor, let b = beforeTap, let now = lastScreen(), Rules.comparable(b.url) == key, b.digest != now.digest {
+                    key += " [screen \(now.digest)]"
+                }
+                if seen.insert(key).inserted {
                     states.append(CheckReport.State(url: here, via: path.map(\.described), steps: from..<n, start: how))
                     newState = states.count - 1
                     if Rules.origin(here) == Rules.origin(options.url) {
-                        for l in try links() where !seen.contains(Rules.comparable(l.key)) && queued.insert(Rules.comparable(l.key)).inserted {
+                        for l in try links() where follows(l) && !seen.contains(Rules.comparable(l.key)) && queued.insert(Rules.comparable(l.key)).inserted {
                             queue.append(path + [l])
                         }
                     }
                 }
             }
             for _ in 0..<walked {
+                // As a user would: no back once the start screen shows again (or the app is gone).
+                if capacitor, sessionEnded != nil || atStartScreen() { break }
+                // iOS has no back button: at the start url the page has nothing of the app to go
+                // back to (a screen over it, a menu, is left to a fresh session).
+                if capacitor, platform == "ios", let s = startScreen, Rules.comparable(currentURL()) == Rules.comparable(s.url) { break }
                 try perform(.back, index: n, describedAs: "back")
                 n += 1
             }
             if let i = newState { states[i].steps = from..<n }
         }
+        if capacitor { try deepLinks(startURL, step: &n) }
     }
+
+    /// capacitor: the most paths exploring walks (ten per state asked for, at least 50).
+    static func maxPaths(_ maxStates: Int) -> Int { max(50, maxStates * 10) }
 
     /// What a back is called in the state list: native back (`navigation.back` pops a screen)
     /// for a Hotwire app, the host's back for an Astro one.
-    var backName: String { hotwire ? "native back" : "the host's back" }
+    var backName: String {
+        if capacitor { return platform == "ios" ? "history.back() (iOS has no back button)" : "Android's hardware back" }
+        return hotwire ? "native back" : "the host's back"
+    }
 
     /// Why exploring reached no state of the app but the start page; nil when it did.
     func nothingExplored() -> (message: String, evidence: [String])? {
@@ -152,8 +179,13 @@ extension CheckRunner {
             message = "--max-states 1 explores nothing but the start page: give at least 2, or run steps (--steps)"
         } else if startLinks.isEmpty, let why = startUnreadable {
             message = "nothing could be explored: \(why)"
+        } else if startLinks.isEmpty, capacitor {
+            message = "nothing to tap on the start page: no link or button was found (elements with href or routerLink, role=link, buttons, ion-button, ion-tab-button, ion-menu-toggle, role=button, in the document and open shadow roots; visible and enabled ones only)"
         } else if startLinks.isEmpty {
             message = "no link found on the start page: nothing a user can tap was found (<a href>, elements with href or routerLink, role=link, in the document and open shadow roots; visible ones only)"
+        } else if startLinks.allSatisfy({ !$0.sameOrigin }), capacitor {
+            message = "every link on the start page leads out of the app (\(startLinks.count) link\(startLinks.count == 1 ? "" : "s")), which a Capacitor app opens outside: no state of the app was reached"
+            evidence += startLinks.prefix(10).map { "link: \($0.described)" }
         } else if startLinks.allSatisfy({ !$0.sameOrigin }) {
             message = "every link on the start page leads to another origin (\(startLinks.count) link\(startLinks.count == 1 ? "" : "s")): no state of the app was reached"
             evidence += startLinks.prefix(10).map { "link: \($0.described)" }

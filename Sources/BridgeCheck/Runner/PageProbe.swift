@@ -155,15 +155,17 @@ enum PageProbe {
     static let links = #"""
     (() => {
       const out = [], seen = new Set();
-      let n = 0, h = 0;
       const visible = (el) => {
         const r = el.getBoundingClientRect();
         if (r.width <= 0 || r.height <= 0) return false;
         if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
         return !(el.closest && el.closest("[hidden],[inert]"));
       };
+      // One count per page, kept on the window: an element the app added since a former
+      // read (a route rendered) gets a number no other element has.
+      const marks = window.__bridgedCheckMarks || (window.__bridgedCheckMarks = { n: 0, h: 0 });
       const mark = (el, attr) => {
-        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? n++ : h++));
+        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? marks.n++ : marks.h++));
         return `[${attr}="${el.getAttribute(attr)}"]`;
       };
       const selector = (el) => {
@@ -200,6 +202,104 @@ enum PageProbe {
         }
       };
       visit(document);
+      return out;
+    })()
+    """#
+
+    /// capacitor: the location and a digest of the screen, its visible text (a hidden route, a
+    /// closed menu, shadow-only labels are not in it): the same screen gives the same digest.
+    static let screen = #"""
+    (() => {
+      const t = (document.body ? document.body.innerText : "").replace(/\s+/g, " ").trim();
+      let h = 2166136261;
+      for (let i = 0; i < t.length; i++) { h ^= t.charCodeAt(i); h = Math.imul(h, 16777619); }
+      return { url: location.href, title: document.title, digest: (h >>> 0).toString(16).padStart(8, "0") + "-" + t.length };
+    })()
+    """#
+
+    /// capacitor: what a user can tap in an Ionic/Capacitor app, visible ones only, in document
+    /// order: what has an `href` (`a`, `ion-item`, `ion-tab-button`, `ion-card`…), a
+    /// `routerLink`, `role="link"`, and buttons (`button`, `ion-button`, `ion-tab-button[tab]`,
+    /// `ion-menu-toggle`, `ion-menu-button`, `ion-item[button]`, `ion-segment-button`,
+    /// `ion-fab-button`, `[role=button]`, submit inputs), in the document and in open shadow
+    /// roots. An element taken is not looked into (an `ion-button`'s own inner button). Back
+    /// buttons are left out (going back is the explorer's), as are disabled ones and those
+    /// beside the screen (a closed menu). Keys: the absolute url, else the kind and the label.
+    static let tappables = #"""
+    (() => {
+      const out = [], seen = new Set();
+      const visible = (el) => {
+        const r = el.getBoundingClientRect();
+        if (r.width <= 0 || r.height <= 0) return false;
+        if (r.right <= 0 || r.left >= innerWidth) return false;
+        if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+        return !(el.closest && el.closest("[hidden],[inert],.ion-page-hidden,[aria-hidden=true]"));
+      };
+      // One count per page, kept on the window: an element the app added since a former
+      // read (a route rendered) gets a number no other element has.
+      const marks = window.__bridgedCheckMarks || (window.__bridgedCheckMarks = { n: 0, h: 0 });
+      const mark = (el, attr) => {
+        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? marks.n++ : marks.h++));
+        return `[${attr}="${el.getAttribute(attr)}"]`;
+      };
+      const selector = (el) => {
+        const hosts = [];
+        for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) hosts.unshift(r.host);
+        return hosts.map((x) => mark(x, "data-bridged-check-host")).concat([mark(el, "data-bridged-check")]).join(" >>> ");
+      };
+      const BUTTONS = new Set(["button", "ion-button", "ion-tab-button", "ion-menu-toggle", "ion-menu-button", "ion-segment-button",
+                               "ion-fab-button", "ion-chip"]);
+      const disabled = (el) => el.disabled === true || el.hasAttribute("disabled") || el.getAttribute("aria-disabled") === "true";
+      const label = (el) => {
+        let t = (el.innerText || el.textContent || "").trim().replace(/\s+/g, " ");
+        if (!t) t = el.getAttribute("aria-label") || el.getAttribute("title") || el.getAttribute("tab") || "";
+        if (!t) { const icon = el.querySelector && el.querySelector("ion-icon[name],ion-icon[icon]"); if (icon) t = "icon " + (icon.getAttribute("name") || icon.getAttribute("icon")); }
+        return t.slice(0, 40);
+      };
+      // What tapping `el` would be, or null.
+      const consider = (el) => {
+        const name = el.localName;
+        if (el.id === "__bridged_foreground" || ["link", "base", "use", "image", "script", "style", "ion-back-button"].includes(name)) return null;
+        // A menu toggle around a link: the link is what is tapped.
+        if (name === "ion-menu-toggle" && el.querySelector("[href],[routerlink],[router-link]")) return null;
+        let raw = null, kind = null;
+        if (el.hasAttribute("href")) { raw = el.getAttribute("href"); kind = name === "a" || name === "area" ? name : name + "[href]"; }
+        else if (el.hasAttribute("routerlink")) { raw = el.getAttribute("routerlink"); kind = name + "[routerLink]"; }
+        else if (el.hasAttribute("router-link")) { raw = el.getAttribute("router-link"); kind = name + "[routerLink]"; }
+        else if (el.getAttribute("role") === "link") { raw = el.getAttribute("data-href"); kind = "role=link"; }
+        else if (BUTTONS.has(name) || el.getAttribute("role") === "button" || (name === "ion-item" && el.hasAttribute("button"))
+                 // Ionic marks what it made clickable (an ion-item or ion-card with a router link
+                 // set as a property, not an attribute): ion-activatable, a native a or button inside.
+                 || (name.startsWith("ion-") && el.classList.contains("ion-activatable") && el.shadowRoot && el.shadowRoot.querySelector("a,button"))
+                 || (name === "ion-card" && el.hasAttribute("button")) || (name === "input" && ["submit", "button"].includes(el.type))) {
+          kind = el.getAttribute("role") === "button" && !BUTTONS.has(name) ? name + "[role=button]" : name;
+        } else return null;
+        if (disabled(el) || !visible(el)) return "skip";
+        let href = null;
+        if (raw !== null && raw !== "" && !raw.startsWith("#") && !/^javascript:/i.test(raw)) {
+          try { href = new URL(raw, document.baseURI).href; } catch (e) { return "skip"; }
+          if (!/^https?:/.test(href)) return "skip";
+        }
+        const text = label(el);
+        if (href === null && kind.endsWith("[href]") && !text) return "skip";
+        const key = href !== null ? href : kind.replace(/\[(href|routerLink)\]$/, "") + " \"" + text + "\"";
+        if (seen.has(key)) return "skip";
+        seen.add(key);
+        out.push({ key, href, kind: href === null ? kind.replace(/\[(href|routerLink)\]$/, "") : kind, text,
+                   blank: el.getAttribute("target") === "_blank",
+                   sameOrigin: href === null || new URL(href).origin === location.origin, selector: selector(el) });
+        return "taken";
+      };
+      const visit = (root) => {
+        for (const el of root.children) {
+          if (el.localName === "head") continue;
+          const c = consider(el);
+          if (c === "taken") continue;
+          visit(el);
+          if (el.shadowRoot) visit(el.shadowRoot);
+        }
+      };
+      visit(document.documentElement);
       return out;
     })()
     """#

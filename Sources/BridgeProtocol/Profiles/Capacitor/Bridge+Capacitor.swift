@@ -70,7 +70,9 @@ extension Bridge {
     /// (with `dropped` for a call its page went away from before an answer).
     mutating func emitCapacitorResult(_ s: inout Session, _ result: CapacitorResult, mocked: Bool, dropped: Bool = false) {
         let params = result.params
+        let app = (s.profile as? CapacitorState)?.app
         emit(&s, .capacitorResult) { w in
+            if let app { w.key("webview"); w.string(app.description) }
             for (key, value) in zip(params.keys, params.values) where key != "save" { w.key(key); w.write(value) }
             if mocked { w.key("mocked"); w.bool(true) }
             if dropped { w.key("dropped"); w.bool(true) }

@@ -1,0 +1,1 @@
+../runtime-v8.js
