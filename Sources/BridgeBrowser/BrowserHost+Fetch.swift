@@ -56,11 +56,11 @@ extension BrowserHost {
             guard left > .zero else { throw BrowserError.timeout("the fetch") }
             return Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
         }
-        let reply = try await cdp.call("Network.loadNetworkResource", [
+        let reply = try await cdp.call(DevToolsCall(.networkLoadNetworkResource, [
             // The main frame's id is its tab's target id.
-            "frameId": .string(tab.targetId), "url": .string(url),
+            "frameId": .string(tab.mainFrame), "url": .string(url),
             "options": ["disableCache": true, "includeCredentials": true],
-        ], session: tab.cdpSession, timeout: try remaining())
+        ]), session: tab.cdpSession, timeout: try remaining())
         guard let resource = reply["resource"] else { throw FetchFailure(message: "the browser gave no answer for it") }
         let stream = resource["stream"]?.stringValue
         do {
@@ -73,7 +73,7 @@ extension BrowserHost {
             guard let stream else { throw FetchFailure(message: "the browser gave no body for it") }
             var body: [UInt8] = []
             while true {
-                let chunk = try await cdp.call("IO.read", ["handle": .string(stream), "size": .int(Int64(Self.fetchChunkBytes))],
+                let chunk = try await cdp.call(DevToolsCall(.ioRead, ["handle": .string(stream), "size": .int(Int64(Self.fetchChunkBytes))]),
                                                session: tab.cdpSession, timeout: try remaining())
                 let data = chunk["data"]?.stringValue ?? ""
                 if chunk["base64Encoded"]?.boolValue == true {
@@ -94,7 +94,7 @@ extension BrowserHost {
         }
     }
 
-    private func closeStream(_ cdp: CDPConnection, _ handle: String, session: String) async {
-        _ = try? await cdp.call("IO.close", ["handle": .string(handle)], session: session, timeout: options.callTimeoutSeconds)
+    private func closeStream(_ cdp: CDPConnection, _ handle: String, session: CDPSessionID) async {
+        _ = try? await cdp.call(DevToolsCall(.ioClose, ["handle": .string(handle)]), session: session, timeout: options.callTimeoutSeconds)
     }
 }

@@ -68,32 +68,18 @@ public struct WebDirectory: Sendable, Equatable {
 extension BrowserHost {
     /// Serves `web` to the tabs of `session` opened from now on (nil: nothing).
     public func serve(session: String, _ web: WebDirectory?) {
-        webDirectories[session] = web
+        machine.webDirectories[session] = web
     }
 
     /// The interception patterns of a tab of `session`: documents, and everything under its
     /// served origin.
     func fetchPatterns(session: String?) -> [JSONValue] {
         var patterns: [JSONValue] = [["urlPattern": "*", "resourceType": "Document", "requestStage": "Request"]]
-        if let session, let web = webDirectories[session] {
+        if let session, let web = machine.webDirectories[session] {
             patterns.append(["urlPattern": .string(web.origin + "/*"), "requestStage": "Request"])
         }
         return patterns
     }
-
-    /// A paused request the session's web directory answers: a subresource, or a document of
-    /// a frame inside the page. `true`: answered.
-    func serveSubresource(_ event: JSONValue, tab: Tab, cdp: CDPConnection) async -> Bool {
-        guard let web = webDirectories[tab.session], let requestId = event["requestId"]?.stringValue,
-              let url = event["request"]?["url"]?.stringValue, web.serves(url),
-              event["resourceType"]?.stringValue != "Document" || event["frameId"]?.stringValue != tab.targetId else { return false }
-        do {
-            _ = try await cdp.call("Fetch.fulfillRequest", web.answer(requestId, url: url), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
-        } catch {
-            // Not left paused for good: the page sees the request fail, the log says why.
-            emit(.warning("\(tab.session) \(tab.webview): \(url) could not be served from the web directory: \(error)"))
-            _ = cdp.start("Fetch.failRequest", ["requestId": .string(requestId), "errorReason": "Failed"], session: tab.cdpSession, timeout: options.callTimeoutSeconds)
-        }
-        return true
-    }
+    // (A paused request the session's web directory answers, a subresource or a document of
+    // a frame inside the page, the `TabMachine` decides: `TabCommand.serve`.)
 }

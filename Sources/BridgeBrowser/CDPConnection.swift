@@ -40,11 +40,10 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
     }
 }
 
-/// One DevTools event: its method, its params and, for a page's events, the attached session.
+/// One DevTools event, decoded (DevTools.swift), and, for a page's events, the attached session.
 struct CDPEvent: Sendable {
-    var method: String
-    var params: JSONValue
-    var sessionId: String?
+    var event: DevToolsEvent
+    var sessionId: CDPSessionID?
 }
 
 /// The seam between the browser host and Chromium: whole DevTools messages both ways, the way
@@ -92,23 +91,26 @@ final class CDPConnection: @unchecked Sendable {
     /// Sends `method` and waits for its reply's `result`; throws `BrowserError.browser` with the
     /// browser's message on an error reply, `.timeout` after `timeout` seconds,
     /// `.disconnected` when the browser is gone.
-    func call(_ method: String, _ params: JSONObject = [:], session: String? = nil, timeout: Double = 10) async throws -> JSONValue {
+    func call(_ call: DevToolsCall, session: CDPSessionID? = nil, timeout: Double = 10) async throws -> JSONValue {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<JSONValue, any Error>) in
-            send(method, params, session: session, timeout: timeout) { continuation.resume(with: $0) }
+            send(call, session: session, timeout: timeout) { continuation.resume(with: $0) }
         }
     }
 
     /// Sends `method` now, before this returns, and gives its reply to wait for later (as
     /// `call` would): a call sent before another on the same session is handled by Chromium
     /// before it, whichever of the two is waited for first.
-    func start(_ method: String, _ params: JSONObject = [:], session: String? = nil, timeout: Double = 10) -> CDPPendingReply {
+    func start(_ call: DevToolsCall, session: CDPSessionID? = nil, timeout: Double = 10) -> CDPPendingReply {
         let reply = CDPPendingReply()
-        send(method, params, session: session, timeout: timeout) { reply.fulfill($0) }
+        send(call, session: session, timeout: timeout) { reply.fulfill($0) }
         return reply
     }
 
-    private func send(_ method: String, _ params: JSONObject, session: String?, timeout: Double,
-                      then answer: @escaping @Sendable (Result<JSONValue, any Error>) -> Void) {
+    /// Sends `call` now; `answer` gets its reply (or its failure) once, on whatever thread it
+    /// comes: for a call nobody waits for, whose failure is only reported.
+    func send(_ call: DevToolsCall, session: CDPSessionID? = nil, timeout: Double,
+              then answer: @escaping @Sendable (Result<JSONValue, any Error>) -> Void) {
+        let method = call.method.rawValue, params = call.params
         var message = JSONObject()
         let id: Int64 = lock.withLock {
             defer { nextId += 1 }
@@ -117,7 +119,7 @@ final class CDPConnection: @unchecked Sendable {
         message["id"] = .int(id)
         message["method"] = .string(method)
         message["params"] = .object(params)
-        if let session { message["sessionId"] = .string(session) }
+        if let session { message["sessionId"] = .string(session.rawValue) }
         let bytes = JSONValue.object(message).serialized()
         let accepted: Bool = lock.withLock {
             if closed { return false }
@@ -163,7 +165,8 @@ final class CDPConnection: @unchecked Sendable {
                 answer(.success(object["result"] ?? .object([:])))
             }
         } else if let method = object["method"]?.stringValue {
-            eventSink.yield(CDPEvent(method: method, params: object["params"] ?? .object([:]), sessionId: object["sessionId"]?.stringValue))
+            eventSink.yield(CDPEvent(event: DevToolsEvent(method: method, params: object["params"] ?? .object([:])),
+                                     sessionId: object["sessionId"]?.stringValue.map(CDPSessionID.init(_:))))
         }
     }
 }

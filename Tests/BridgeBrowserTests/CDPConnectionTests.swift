@@ -47,8 +47,8 @@ import Testing
     @Test func aStartedCallIsSentAtOnceAndItsReplyWaitedForLater() async throws {
         let transport = Transport()
         let cdp = CDPConnection(transport: transport) {}
-        let first = cdp.start("Page.addScriptToEvaluateOnNewDocument", ["source": "x"], session: "S1")
-        let second = cdp.start("Page.navigate", ["url": "http://a.test/"], session: "S1")
+        let first = cdp.start(.addScript("x"), session: "S1")
+        let second = cdp.start(.navigate("http://a.test/"), session: "S1")
         // Both sent before start returned, in that order, nothing answered yet.
         #expect(transport.sent.map { $0["method"]?.stringValue } == ["Page.addScriptToEvaluateOnNewDocument", "Page.navigate"])
         #expect(transport.sent.map { $0["sessionId"]?.stringValue } == ["S1", "S1"])
@@ -71,7 +71,7 @@ import Testing
     @Test func anErrorReplyFailsItsWaiters() async throws {
         let transport = Transport()
         let cdp = CDPConnection(transport: transport) {}
-        let reply = cdp.start("Page.addScriptToEvaluateOnNewDocument", ["source": "x"], session: "S1")
+        let reply = cdp.start(.addScript("x"), session: "S1")
         let id = try #require(transport.sent.first?["id"])
         transport.answer(["id": id, "error": ["code": -32000, "message": "Not attached to an active page"]])
         await #expect(throws: BrowserError.browser("Not attached to an active page")) { try await reply.value }
@@ -81,7 +81,7 @@ import Testing
     @Test func anUnansweredCallTimesOut() async throws {
         let transport = Transport()
         let cdp = CDPConnection(transport: transport) {}
-        let reply = cdp.start("Page.navigate", ["url": "http://a.test/"], session: "S1", timeout: 0.05)
+        let reply = cdp.start(.navigate("http://a.test/"), session: "S1", timeout: 0.05)
         await #expect(throws: BrowserError.timeout("Page.navigate")) { try await reply.value }
         #expect(reply.failed)
         // An answer after the timeout changes nothing.
@@ -95,14 +95,14 @@ import Testing
         let cdp = CDPConnection(transport: transport) { closed.signal() }
         // (Deadlines far away: on a loaded machine, sanitizers on, the second call may take
         // seconds to go out; the close, not a timeout, must fail them.)
-        let pending = cdp.start("Page.navigate", ["url": "http://a.test/"], session: "S1", timeout: 600)
-        let called = Task { try await cdp.call("Runtime.evaluate", ["expression": "1"], session: "S1", timeout: 600) }
+        let pending = cdp.start(.navigate("http://a.test/"), session: "S1", timeout: 600)
+        let called = Task { try await cdp.call(.evaluate("1"), session: "S1", timeout: 600) }
         try await waitUntil { transport.sent.count == 2 }
         transport.close()
         await #expect(throws: BrowserError.disconnected) { try await pending.value }
         await #expect(throws: BrowserError.disconnected) { try await called.value }
         #expect(closed.count == 1)
-        let after = cdp.start("Page.bringToFront", session: "S1")
+        let after = cdp.start(.bringToFront, session: "S1")
         #expect(after.failed)
         await #expect(throws: BrowserError.disconnected) { try await after.value }
         #expect(transport.sent.count == 2, "nothing sent once the browser is gone")

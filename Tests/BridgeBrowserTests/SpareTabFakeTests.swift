@@ -286,7 +286,7 @@ import Testing
     /// open's task and the held call.
     func openHoldingTheClient(_ host: BrowserHost, session: String = "s1", webview: ItemID = .webview(2), url: String = "http://app.test/b",
                               script: String = "w2", root: Bool = false, cdpSession: String = "S-T2") async throws
-        -> (open: Task<String, any Error>, client: CDPCommand) {
+        -> (open: Task<TargetID, any Error>, client: CDPCommand) {
         let held = Inbox<CDPCommand>()
         chromium.on("Page.addScriptToEvaluateOnNewDocument") { command in
             if command.sessionId == cdpSession { held.append(command); return .later }

@@ -231,6 +231,24 @@ import Testing
         #expect(!h.hostCalls.contains(.goBackInHistory(session: sid, webview: .webview(1))))
     }
 
+    @Test func aTraversalToAnotherDocumentStaysInTheWebView() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        _ = h.take(ctl)
+        let stack = h.stackIDs(sid)
+        // The page's history.back() to another document, stopped by the browser: the web view
+        // goes back in its own history; the stack is as it was, no event.
+        h.host(.historyTraversed(session: sid, webview: .webview(1)))
+        #expect(h.hostCalls.last == .goBackInHistory(session: sid, webview: .webview(1)))
+        #expect(h.stackIDs(sid) == stack)
+        #expect(h.take(ctl).isEmpty)
+        #expect(h.take(page.client).filter { $0["event"] == "back" }.isEmpty)
+        // Another session's traversal (a plain one) is still a back of its stack.
+        let calls = h.hostCalls.count
+        h.host(.historyTraversed(session: sid, webview: .webview(9)))
+        #expect(h.hostCalls.count == calls)
+    }
+
     @Test func iOSHasNoBackButton() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h, platform: "ios")

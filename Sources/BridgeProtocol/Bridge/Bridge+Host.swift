@@ -448,6 +448,7 @@ extension Bridge {
         case .historyTraversed(let sid, let webview):
             withSession(sid) { b, s in
                 guard s.browser != nil else { return }
+                if let profile = s.profile, type(of: profile).historyTraversed(&b, &s, webview: webview, now: now) { return }
                 if s.pages[webview] != nil {
                     // As the page's own `back`.
                     b.back(&s, requester: webview, replyTo: nil, cause: BridgeMethod.back.name, now: now)

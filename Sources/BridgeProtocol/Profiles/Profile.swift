@@ -268,6 +268,10 @@ protocol ProfileState: ProfileValue {
                                   _ s: inout Session, now: Int64) throws(ProtocolError)
     /// A host result the core leaves to profiles (`pathConfigurationFetched`, `historyRead`).
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64)
+    /// The browser stopped a traversal of `webview`'s history to another document (a page's
+    /// `history.back()` across documents). `true`: the profile decided (else the core's back of
+    /// that web view, as a page's `back`).
+    static func historyTraversed<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, webview: ItemID, now: Int64) -> Bool
     /// What the profile had wait for a snapshot (`Bridge.holdForSnapshot`), now with the picture
     /// in hand (`Bridge.snapshotInHand`).
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64)

@@ -45,13 +45,14 @@ final class BrowserSide {
     /// runs again; `/api/devtools` says it.
     var restartFailure: String?
     /// The lanes host work runs in (HostLanes.swift): the session's tab lifecycle, each web
-    /// view's page work.
-    let lanes = HostLanes()
+    /// view's page work; in the host's runner.
+    let lanes: HostLanes
 
     init(configuration: BrowserConfiguration, debug: @escaping @Sendable (String) -> Void = { _ in },
          events: @escaping @Sendable (BrowserEvent) -> Void) {
         self.configuration = configuration
         self.host = BrowserHost(options: configuration.options, launcher: configuration.launcher, debug: debug, events: events)
+        self.lanes = HostLanes(runner: host.tasks)
         self.injected = InjectedClient.Template(template: configuration.injectTemplate,
                                                 classicBridge: InjectedClient.classicBridge(configuration.bridgeJS))
     }
@@ -88,8 +89,10 @@ extension Daemon {
         onHostResults { host in await body(host).map { [$0] } ?? [] }
     }
 
-    /// Runs `body` on the host's tasks; its results come back to the service thread as inputs,
-    /// in order.
+    /// Runs `body` on a task of its own, started at once (the work of the session's lifecycle,
+    /// `closeSession` in particular, reaches the host as soon as the Bridge asks for it: a context
+    /// being made sees the close); its results come back to the service thread as inputs, in
+    /// order. (Everything else runs in the host's runner: the lanes, the host's own work.)
     func onHostResults(_ body: @escaping @Sendable (BrowserHost) async -> [HostResult]) {
         let host = browserSide().host
         let ref = browserRef
@@ -183,8 +186,8 @@ extension Daemon {
                     }
                     let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
                                                           userAgent: tabUserAgent)
-                    let contextId = await host.browserContextId(session: session) ?? ""
-                    return .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
+                    let contextId = await host.browserContextId(session: session)?.rawValue ?? ""
+                    return .tabOpened(session: session, webview: webview, targetId: targetId.rawValue, browserContextId: contextId)
                 } catch BrowserError.closedWhileOpening {
                     // The web view went (its modal dismissed, say) before its tab was there, or
                     // the session before its context was: the machine has forgotten it. A root's
@@ -439,7 +442,7 @@ extension Daemon {
         guard let b = browser else { return }
         let host = b.host
         let done = DispatchSemaphore(value: 0)
-        Task {
+        host.tasks.run {
             await host.shutdown()
             done.signal()
         }

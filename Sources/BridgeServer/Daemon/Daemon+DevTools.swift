@@ -11,7 +11,7 @@ extension Daemon {
     public func startDevTools(_ done: @escaping @Sendable (Result<String, BrowserError>) -> Void) {
         let host = browserSide().host
         let remote = self.remote
-        Task {
+        host.tasks.run {
             let result: Result<String, BrowserError>
             do {
                 if let url = try await host.start() {

@@ -1,3 +1,4 @@
+import BridgeBrowser
 import BridgeProtocol
 
 /// The ordering model of host work (docs/ARCHITECTURE.md, "The ordering model"): every piece of
@@ -14,11 +15,17 @@ import BridgeProtocol
 /// - Closing a session cancels its lanes: what has not started yet is skipped (work that
 ///   answers a request still runs, and fails at once: the tabs are gone).
 ///
-/// Touched on the service thread only; the jobs run on tasks and report back through the
-/// transport's remote, as any host result does.
+/// Touched on the service thread only; the jobs run in `runner` (the host's `TaskRunner`: one
+/// long-lived task, each job a child of it) and report back through the transport's remote, as
+/// any host result does.
 final class HostLanes {
     private var sessions: [String: SessionLane] = [:]
     private var pages: [PageKey: HostLane] = [:]
+    private let runner: TaskRunner
+
+    init(runner: TaskRunner = TaskRunner()) {
+        self.runner = runner
+    }
 
     struct PageKey: Hashable {
         var session: String
@@ -80,7 +87,7 @@ final class HostLanes {
 
     private func lane(_ session: String) -> SessionLane {
         if let s = sessions[session] { return s }
-        let s = SessionLane()
+        let s = SessionLane(runner: runner)
         sessions[session] = s
         return s
     }
@@ -88,14 +95,15 @@ final class HostLanes {
     private func page(_ session: String, _ webview: ItemID) -> HostLane {
         let key = PageKey(session: session, webview: webview)
         if let p = pages[key] { return p }
-        let p = HostLane()
+        let p = HostLane(runner: runner)
         pages[key] = p
         return p
     }
 
     final class SessionLane {
-        let lane = HostLane()
+        let lane: HostLane
         var pendingFront: HostLane.Job?
+        init(runner: TaskRunner) { lane = HostLane(runner: runner) }
     }
 }
 
@@ -103,26 +111,29 @@ final class HostLanes {
 /// exclusive jobs before it; an **exclusive** job waits for the exclusive jobs before it and,
 /// unless told otherwise, for the shared ones too. A job is told
 /// whether it was cancelled (its lane, or the job itself) before it started.
-/// (Service thread only; the flags are read by the jobs' tasks.)
+/// (Service thread only; the flags are read by the jobs, which run in the runner's task.)
 final class HostLane {
     /// A job in a lane; `cancel()` before it starts makes it start cancelled.
     final class Job: Sendable {
         fileprivate let flags: (own: Locked<Bool>, lane: Locked<Bool>)
-        fileprivate let task: Task<Void, Never>
+        fileprivate let done = Completion()
 
-        fileprivate init(lane: Locked<Bool>, after waits: [Task<Void, Never>], _ body: @escaping @Sendable (Bool) async -> Void) {
+        fileprivate init(runner: TaskRunner, lane: Locked<Bool>, after waits: [Completion], _ body: @escaping @Sendable (Bool) async -> Void) {
             let own = Locked(false)
             flags = (own, lane)
-            task = Task {
-                for w in waits { await w.value }
+            let done = self.done
+            runner.run {
+                for w in waits { await w.wait() }
                 await body(own.withLock { $0 } || lane.withLock { $0 })
+                done.complete()
             }
         }
 
         func cancel() { flags.own.withLock { $0 = true } }
-        func wait() async { await task.value }
+        func wait() async { await done.wait() }
     }
 
+    private let runner: TaskRunner
     private let cancelled = Locked(false)
     private var exclusiveTail: Job?
     /// Shared jobs since the last exclusive one (an exclusive job waits for them all).
@@ -130,13 +141,17 @@ final class HostLane {
     /// Past this many shared jobs in a row, the ones kept to wait for are folded into one.
     static let foldAt = 64
 
+    init(runner: TaskRunner = TaskRunner()) {
+        self.runner = runner
+    }
+
     @discardableResult
     func shared(_ body: @escaping @Sendable (_ cancelled: Bool) async -> Void) -> Job {
-        let job = Job(lane: cancelled, after: exclusiveTail.map { [$0.task] } ?? [], body)
+        let job = Job(runner: runner, lane: cancelled, after: exclusiveTail.map { [$0.done] } ?? [], body)
         sharedSince.append(job)
         if sharedSince.count > Self.foldAt {
             // Bounded: one job stands for the ones it waits for.
-            sharedSince = [Job(lane: cancelled, after: sharedSince.map(\.task)) { _ in }]
+            sharedSince = [Job(runner: runner, lane: cancelled, after: sharedSince.map(\.done)) { _ in }]
         }
         return job
     }
@@ -145,8 +160,8 @@ final class HostLane {
     /// ones: a look at a page never holds up its next overlay change).
     @discardableResult
     func exclusive(joinsShared: Bool = true, _ body: @escaping @Sendable (_ cancelled: Bool) async -> Void) -> Job {
-        let waits = (exclusiveTail.map { [$0.task] } ?? []) + (joinsShared ? sharedSince.map(\.task) : [])
-        let job = Job(lane: cancelled, after: waits, body)
+        let waits = (exclusiveTail.map { [$0.done] } ?? []) + (joinsShared ? sharedSince.map(\.done) : [])
+        let job = Job(runner: runner, lane: cancelled, after: waits, body)
         exclusiveTail = job
         sharedSince = []
         return job

@@ -245,6 +245,16 @@ extension Bridge {
         for back in waiting { capacitorBackDecided(&s, canGoBack: canGoBack, client: back.client, id: back.id, now: now) }
     }
 
+    /// A traversal of the app's web view (or the in-app browser's) to another document that the
+    /// browser stopped: the web view goes back in its own history (the host lets that traversal
+    /// through), as a device's web view does; nothing is stacked or popped. `true` for the
+    /// session's web views.
+    mutating func capacitorHistoryTraversed(_ s: inout Session, webview: ItemID) -> Bool {
+        guard let st = s.profile as? CapacitorState, webview == st.app || webview == st.browser else { return false }
+        effects.append(.host(.goBackInHistory(session: s.id, webview: webview)))
+        return true
+    }
+
     // MARK: The in-app browser
 
     /// `Browser.open {url}`: a new item on the stack with its own tab (without Capacitor, outside

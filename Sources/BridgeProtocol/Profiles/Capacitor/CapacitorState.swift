@@ -82,4 +82,10 @@ struct CapacitorState: ProfileState, Equatable {
     }
 
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {}
+
+    /// One web view that navigates in place: its traversal to another document is its own, done
+    /// again by the host as the web view's (`goBackInHistory`), not a back of the stack.
+    static func historyTraversed<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, webview: ItemID, now: Int64) -> Bool {
+        b.capacitorHistoryTraversed(&s, webview: webview)
+    }
 }

@@ -86,6 +86,9 @@ extension HotwireState: ProfileState {
         }
     }
 
+    /// The core's back (a native pop) as for any page's `back`.
+    static func historyTraversed<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, webview: ItemID, now: Int64) -> Bool { false }
+
     /// A proposal that waited for the snapshot of the screen it covers: decided now, the
     /// covered screen keeps the picture.
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {

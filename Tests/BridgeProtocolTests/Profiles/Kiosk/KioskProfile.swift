@@ -101,6 +101,8 @@ struct KioskState: ProfileState, Equatable {
                                   _ s: inout Session, now: Int64) throws(ProtocolError) {}
     static func hostResult<RNG>(_ b: inout Bridge<RNG>, _ result: HostResult, _ s: inout Session, now: Int64) {}
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {}
+
+    static func historyTraversed<RNG>(_ b: inout Bridge<RNG>, _ s: inout Session, webview: ItemID, now: Int64) -> Bool { false }
 }
 
 /// The kiosk's events to controllers, named in its folder as a profile's are.
