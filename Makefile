@@ -48,6 +48,9 @@ test-js:
 	  { node --experimental-websocket -e '' 2>/dev/null && flag=--experimental-websocket; }; \
 	  node $$flag --test js-client/test/
 
+# The integration tests speak to the daemon through the project's Python client (clients/python):
+# Tests/integration/conftest.py puts clients/python/src first on sys.path, so the checkout's own
+# package is used, installed or not (its one dependency, websockets, comes from deps-test).
 test-integration:
 	$(PYTHON) -m pytest -q Tests/integration
 

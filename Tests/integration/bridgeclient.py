@@ -1,95 +1,114 @@
-"""A small, independent client of the bridge protocol for integration tests (Python websockets).
+"""The integration tests' asyncio face of the project's Python client (clients/python,
+`bridged.Connection`): the WebSocket, the framing, the handshake and the reading of frames are
+the package's; this module only lets a coroutine await them.
 
-Every wait is bounded: a test that waits for a reply or an event fails with a clear message
-instead of hanging.
+`Conn` wraps one `bridged.Connection` opened with `record=True` (every frame received kept in
+order, in `frames`): requests are matched to replies by id, events are taken in order with a
+cursor (`next_event`). The connection's reader thread wakes the event loop through a listener;
+sending is the package's (a short blocking write). Every wait is bounded: a test that waits for
+a reply or an event fails with a clear message instead of hanging.
 """
 import asyncio
-import json
+import pathlib
+import sys
 
-import websockets
-from websockets.asyncio.client import connect as ws_connect
+# The checkout's own package, installed or not (conftest.py does the same; Benchmarks/ import
+# this module without conftest).
+_SRC = str(pathlib.Path(__file__).resolve().parents[2] / "clients" / "python" / "src")
+if _SRC not in sys.path:
+    sys.path.insert(0, _SRC)
+
+import bridged  # noqa: E402
 
 DEFAULT_TIMEOUT = 5.0
 
 
 class Conn:
-    """One WebSocket connection: requests matched to replies by id, events kept in order."""
+    """One connection: requests matched to replies by id, events kept in order."""
 
-    def __init__(self, ws):
-        self.ws = ws
-        self.next_id = 1
-        self.frames = []  # every frame received, in order
+    def __init__(self, connection: bridged.Connection, changed: asyncio.Event):
+        self.connection = connection
+        self.changed = changed
         self.cursor = 0  # events before this index have been consumed by next_event
         self.replies = {}
-        self.changed = asyncio.Event()
-        self.close_code = None
-        self.reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def open(cls, url, **kwargs):
-        ws = await ws_connect(url, max_size=None, compression=None, **kwargs)
-        return cls(ws)
+    async def open(cls, url, origin=None, headers=None, **kwargs):
+        loop = asyncio.get_running_loop()
+        changed = asyncio.Event()
 
-    async def _read(self):
-        try:
-            async for message in self.ws:
-                frame = json.loads(message)
-                self.frames.append(frame)
-                if "id" in frame and ("result" in frame or "error" in frame):
-                    self.replies.setdefault(frame["id"], frame)
-                self.changed.set()
-        except websockets.ConnectionClosed:
-            pass
-        finally:
-            self.close_code = self.ws.close_code
-            self.changed.set()
+        def wake(_frame):
+            try:
+                loop.call_soon_threadsafe(changed.set)
+            except RuntimeError:
+                pass  # the test's event loop is gone
+
+        connection = await asyncio.to_thread(bridged.Connection, url, record=True, listener=wake,
+                                             origin=origin, headers=headers, **kwargs)
+        return cls(connection, changed)
+
+    @property
+    def frames(self):
+        """Every frame received, in order."""
+        return self.connection.frames
+
+    @property
+    def close_code(self):
+        return self.connection.close_code
 
     async def _wait(self, predicate, timeout, what):
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
+            self.changed.clear()
             value = predicate()
             if value is not None:
                 return value
             remaining = deadline - asyncio.get_running_loop().time()
             if remaining <= 0:
                 raise AssertionError(f"timed out after {timeout}s waiting for {what}; frames: {self.frames[-8:]}")
-            self.changed.clear()
-            value = predicate()
-            if value is not None:
-                return value
             try:
                 await asyncio.wait_for(self.changed.wait(), remaining)
             except asyncio.TimeoutError:
                 pass
 
     async def send_raw(self, text):
-        await self.ws.send(text)
+        """A text frame as it is (JSON or not); bytes go as a binary frame."""
+        if isinstance(text, (bytes, bytearray)):
+            self.connection.send_bytes(text)
+        else:
+            self.connection.send_text(text)
 
     async def send(self, obj):
-        await self.ws.send(json.dumps(obj))
+        self.connection.send(obj)
 
     async def call(self, method, params=None, timeout=DEFAULT_TIMEOUT):
         """Sends a request and returns the whole reply frame (result or error)."""
-        rid = self.next_id
-        self.next_id += 1
-        frame = {"id": rid, "method": method}
-        if params is not None:
-            frame["params"] = params
-        await self.send(frame)
+        return await self.call_frame(method, params, timeout)
+
+    async def call_frame(self, method, params=None, timeout=DEFAULT_TIMEOUT):
+        """`call`, which a subclass may redefine; `request` and `error` use this one."""
+        rid = self.connection.send_request(method, params)
         return await self.reply(rid, timeout)
 
     async def reply(self, rid, timeout=DEFAULT_TIMEOUT):
-        return await self._wait(lambda: self.replies.get(rid), timeout, f"the reply to request {rid}")
+        def find():
+            if rid not in self.replies:
+                got = self.connection.take_reply(rid)
+                if got is not None:
+                    self.replies[rid] = got
+            return self.replies.get(rid)
+
+        return await self._wait(find, timeout, f"the reply to request {rid}")
 
     async def request(self, method, params=None, timeout=DEFAULT_TIMEOUT):
         """Sends a request and returns its result; fails the test on an error reply."""
-        reply = await self.call(method, params, timeout)
+        reply = await self.call_frame(method, params, timeout)
         assert "result" in reply, f"{method} failed: {reply}"
         return reply["result"]
 
     async def error(self, method, params=None, timeout=DEFAULT_TIMEOUT):
         """Sends a request that must fail and returns its error code."""
-        reply = await self.call(method, params, timeout)
+        reply = await self.call_frame(method, params, timeout)
         assert "error" in reply, f"{method} should have failed: {reply}"
         return reply["error"]["code"]
 
@@ -101,11 +120,12 @@ class Conn:
 
     async def next_event(self, name, timeout=DEFAULT_TIMEOUT, where=None):
         """The next event called `name` (after the last one consumed), optionally matching `where`."""
+        frames = self.frames
 
         def find():
-            for i in range(self.cursor, len(self.frames)):
-                f = self.frames[i]
-                if f.get("event") == name and (where is None or where(f["params"])):
+            for i in range(self.cursor, len(frames)):
+                f = frames[i]
+                if isinstance(f, dict) and f.get("event") == name and (where is None or where(f["params"])):
                     self.cursor = i + 1
                     return f["params"]
             return None
@@ -113,19 +133,14 @@ class Conn:
         return await self._wait(find, timeout, f"event {name!r}")
 
     def events(self, name):
-        return [f["params"] for f in self.frames if f.get("event") == name]
+        return [f["params"] for f in list(self.frames) if isinstance(f, dict) and f.get("event") == name]
 
     async def closed(self, timeout=DEFAULT_TIMEOUT):
         """Waits until the daemon closed the connection; returns the close code."""
-        await asyncio.wait_for(asyncio.shield(self.reader), timeout)
-        return self.close_code
+        return await self._wait(lambda: self.connection.close_code, timeout, "the connection to close")
 
     async def close(self):
-        await self.ws.close()
-        try:
-            await asyncio.wait_for(self.reader, 2)
-        except (asyncio.TimeoutError, Exception):
-            pass
+        await asyncio.to_thread(self.connection.close)
 
 
 async def page(base_ws, url="http://127.0.0.1/app/", claim=None):

@@ -1,5 +1,6 @@
 """Helpers for the real-browser tests (test_browser.py): headless Chromium driven over the
-DevTools protocol (CDP) and a protocol controller. The daemon comes from conftest.py.
+DevTools protocol (CDP) and a protocol controller (the project's client, through
+bridgeclient). The daemon comes from conftest.py.
 
 No selenium: Chromium is started with --remote-debugging-port=0, the port is read from
 DevToolsActivePort in its --user-data-dir, and CDP is spoken over one WebSocket in flat
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from websockets.asyncio.client import connect as ws_connect
+from websockets.asyncio.client import connect as ws_connect  # Chromium's DevTools, not the daemon
+
+from bridgeclient import Conn
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_DIR = REPO / "js-client" / "demo"
@@ -66,73 +69,65 @@ class ProtocolError(Exception):
         self.code = code
 
 
-class Controller:
-    """A controller connection: requests with integer ids, and a buffer of events to wait on."""
-
-    def __init__(self, ws):
-        self.ws = ws
-        self.next_id = 1
-        self.replies: dict[int, asyncio.Future] = {}
-        self.events: list[dict] = []  # not yet consumed
-        self.seen: list[dict] = []  # every event, for failure messages
-        self.wake = asyncio.Event()
-        self.reader = asyncio.create_task(self._read())
+class Controller(Conn):
+    """A controller connection (the project's client, through bridgeclient): requests that
+    return their result (`ProtocolError` for an error reply), and events to wait on, each
+    consumed once; `clear()` forgets those received so far."""
 
     @classmethod
     async def open(cls, ws_url: str, **hello: Any) -> "Controller":
-        ws = await ws_connect(ws_url, max_size=None)
-        controller = cls(ws)
+        controller = await super().open(ws_url)
+        controller.since = 0  # events before this index of `frames` are forgotten (clear())
+        controller.taken: set[int] = set()  # indices of the events wait_event consumed
         await controller.call("hello", {"protocol": 1, "role": "controller", **hello})
         return controller
 
-    async def _read(self) -> None:
-        async for text in self.ws:
-            frame = json.loads(text)
-            if "event" in frame and "id" not in frame:
-                self.events.append(frame)
-                self.seen.append(frame)
-                self.wake.set()
-            elif isinstance(frame.get("id"), int) and frame["id"] in self.replies:
-                self.replies.pop(frame["id"]).set_result(frame)
-
     async def call(self, method: str, params: dict | None = None) -> dict:
-        id_ = self.next_id
-        self.next_id += 1
-        future = asyncio.get_running_loop().create_future()
-        self.replies[id_] = future
-        await self.ws.send(json.dumps({"id": id_, "method": method, "params": params or {}}))
-        frame = await asyncio.wait_for(future, WAIT_S)
+        frame = await self.call_frame(method, params or {}, WAIT_S)
         if "error" in frame:
             raise ProtocolError(frame["error"]["code"], frame["error"].get("message", ""))
         return frame["result"]
 
+    def _unconsumed(self) -> list[tuple[int, dict]]:
+        frames = self.frames
+        return [(i, frames[i]) for i in range(self.since, len(frames))
+                if i not in self.taken and isinstance(frames[i], dict) and "event" in frames[i] and "id" not in frames[i]]
+
+    @property
+    def events(self) -> list[dict]:
+        """The event frames not yet consumed (since the last `clear()`)."""
+        return [f for _, f in self._unconsumed()]
+
+    @property
+    def seen(self) -> list[dict]:
+        """Every event frame received, for failure messages."""
+        return [f for f in list(self.frames) if isinstance(f, dict) and "event" in f and "id" not in f]
+
     def clear(self) -> None:
         """Forgets the events received so far (call before the action whose events you wait for)."""
-        self.events.clear()
+        self.since = len(self.frames)
 
     async def wait_event(self, name: str, timeout: float = WAIT_S, **match: Any) -> dict:
-        """Consumes and returns the first event `name` whose params contain `match`."""
+        """Consumes and returns the first event frame `name` whose params contain `match`."""
 
         def find():
-            for i, frame in enumerate(self.events):
+            for i, frame in self._unconsumed():
                 params = frame.get("params") or {}
                 if frame["event"] == name and all(params.get(k) == v for k, v in match.items()):
-                    return self.events.pop(i)
+                    self.taken.add(i)
+                    return frame
             return None
 
         try:
-            return await wait_until(find, f"event {name} {match}", timeout, wake=self.wake)
-        except TimeoutError as error:
+            return await self._wait(find, timeout, f"event {name} {match}")
+        except AssertionError:
             recent = [(f["event"], f.get("params")) for f in self.seen[-12:]]
-            raise TimeoutError(f"{error}; last events: {json.dumps(recent)}") from None
+            raise TimeoutError(f"timed out after {timeout}s waiting for event {name} {match}; "
+                               f"last events: {json.dumps(recent)}") from None
 
     async def stack(self, session: str) -> list[str]:
         result = await self.call("session.get", {"session": session})
         return [item["id"] for item in result["stack"]]
-
-    async def close(self) -> None:
-        await self.ws.close()
-        self.reader.cancel()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,8 +10,12 @@ Reusable pieces (import them with `from conftest import ...` or use the fixtures
   default flags).
 - `http_request(daemon, path, method="GET", headers=None)` → (status, headers, body) and
   `raw_http(daemon, request_bytes)` → bytes (for paths an HTTP client would normalise).
-- `RawWebSocket`: a minimal blocking client that can send what well-behaved clients refuse to
-  (invalid UTF-8, hand-made fragments) and read frames one by one (ping, close codes).
+- `RawWebSocket` and `client_frame`: a minimal blocking client on a plain socket that can send
+  what well-behaved clients refuse to (invalid UTF-8, hand-made or unmasked frames, a close
+  followed by data) and read frames one by one (ping, close codes), or stop reading. Only the
+  tests of the WebSocket layer itself and of abuse use it; every other test speaks to the daemon
+  through the project's Python client (clients/python, `import bridged`; from coroutines through
+  `bridgeclient`).
 
 The binary is `$BRIDGED_BIN`, else `.build/release/bridged`, else `.build/debug/bridged`.
 """
@@ -256,18 +260,24 @@ def wait_for_log(d, fragment: str, timeout: float = 30.0) -> bool:
     return False
 
 
-def client_frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
-    """A masked client frame. A zero masking key is legal and leaves the payload as it is
-    (cheap for big frames)."""
+def client_frame(opcode: int, payload: bytes, fin: bool = True, masked: bool = True,
+                 key: bytes = b"\x00\x00\x00\x00") -> bytes:
+    """A client frame, masked with `key` (or, `masked=False`, unmasked: a protocol error). A zero
+    masking key is legal and leaves the payload as it is (cheap for big frames)."""
     header = bytes([(0x80 if fin else 0) | opcode])
+    bit = 0x80 if masked else 0
     n = len(payload)
     if n < 126:
-        header += bytes([0x80 | n])
+        header += bytes([bit | n])
     elif n < 65536:
-        header += bytes([0x80 | 126]) + struct.pack("!H", n)
+        header += bytes([bit | 126]) + struct.pack("!H", n)
     else:
-        header += bytes([0x80 | 127]) + struct.pack("!Q", n)
-    return header + b"\x00\x00\x00\x00" + payload
+        header += bytes([bit | 127]) + struct.pack("!Q", n)
+    if not masked:
+        return header + payload
+    if key == b"\x00\x00\x00\x00":
+        return header + key + payload
+    return header + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
 
 
 class RawWebSocket:

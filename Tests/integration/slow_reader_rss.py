@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 
-from conftest import RawWebSocket, start_daemon
+from conftest import OP_TEXT, RawWebSocket, client_frame, start_daemon
 
 MIB = 1024 * 1024
 
@@ -39,12 +39,6 @@ def call(ws: RawWebSocket, id_: int, method: str, params: dict | None = None) ->
         frame = json.loads(payload)
         if frame.get("id") == id_:
             return frame
-
-
-def masked_text(payload: bytes) -> bytes:
-    n = len(payload)
-    header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-    return header + b"\x00\x00\x00\x00" + payload
 
 
 class Pusher(threading.Thread):
@@ -69,7 +63,7 @@ class Pusher(threading.Thread):
                 for k in range(self.batch):
                     for method, params in (("pwa-navigate", {"url": f"http://127.0.0.1/app/{self.index}/{k}/{pad}"}),
                                            ("back", {}), ("pwa-rendered", {})):
-                        out += masked_text(json.dumps({"id": next_id, "method": method, "params": params}).encode())
+                        out += client_frame(OP_TEXT, json.dumps({"id": next_id, "method": method, "params": params}).encode())
                         next_id += 1
                 ws.sock.sendall(out)
                 last = next_id - 1

@@ -1,4 +1,6 @@
-"""Abuse tests: what a careless client or an attacker on loopback tries, on raw sockets.
+"""Abuse tests: what a careless client or an attacker on loopback tries, on raw sockets
+(conftest's `RawWebSocket`: unmasked frames, a reader that stops reading, hand-made heads), the
+well-behaved side through the project's client (`bridged.Connection`).
 
 Each test names the item of the hardening work it covers. None asserts how fast anything
 happens: a refusal is recognised by its status or close code, a hang by an incomplete response.
@@ -11,18 +13,20 @@ import time
 
 import pytest
 
+import bridged
 from conftest import (OP_CLOSE, Closed, RawWebSocket, raw_http, start_daemon, status_of, wait_for_log)
-
-
-def hello_page(ws, url="http://127.0.0.1/app/"):
-    ws.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": url}}))
-    return ws.recv_message()
 
 
 def request_bytes(d, path, method="GET", headers=(), body=b"", host=None):
     lines = [f"{method} {path} HTTP/1.1", f"Host: {host or f'127.0.0.1:{d.port}'}"]
     lines += list(headers)
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def hello_page(ws, url="http://127.0.0.1/app/"):
+    """A page's hello on a raw socket (the tests that go on with hand-made frames)."""
+    ws.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": url}}))
+    return ws.recv_message()
 
 
 def complete(response: bytes) -> bool:
@@ -36,13 +40,11 @@ def complete(response: bytes) -> bool:
 
 def test_a_single_message_larger_than_the_send_queue_limit_is_delivered(daemon_factory):
     d = daemon_factory("--max-send-queue-bytes", "1024")
-    ws = RawWebSocket.to(d)
-    opcode, reply = hello_page(ws, "http://127.0.0.1/app/" + "x" * 3000)  # the reply carries the url twice
-    assert len(reply) > 1024
-    assert json.loads(reply)["result"]["webview"] == "W1"
-    ws.send_text(json.dumps({"id": 2, "method": "ping"}))
-    assert json.loads(ws.recv_message()[1])["id"] == 2  # still open
-    ws.close()
+    with bridged.Connection(d.ws_url, timeout=10, record=True) as page:
+        hello = page.say_hello("page", url="http://127.0.0.1/app/" + "x" * 3000)  # the reply carries the url twice
+        assert len(json.dumps(page.frames[0])) > 1024
+        assert hello["webview"] == "W1"
+        assert page.request("ping") == {}  # still open
 
 
 def test_a_reader_that_stays_behind_is_closed_with_1008(daemon_factory):
@@ -52,14 +54,12 @@ def test_a_reader_that_stays_behind_is_closed_with_1008(daemon_factory):
     ctl.recv_message()
     ctl.send_text(json.dumps({"id": 2, "method": "session.subscribe", "params": {}}))
     ctl.recv_message()
-    page = RawWebSocket.to(d)
-    hello_page(page)
-    # The controller stops reading; the page keeps the events coming.
+    page = bridged.Connection(d.ws_url, timeout=10)
+    page.say_hello("page", url="http://127.0.0.1/app/")
+    # The controller (by hand: it must stop reading) stops reading; the page keeps the events coming.
     for i in range(400):
-        page.send_text(json.dumps({"id": 10 + i, "method": "pwa-navigate", "params": {"url": "http://127.0.0.1/" + "y" * 2000}}))
-        page.recv_message()
-        page.send_text(json.dumps({"id": 1000 + i, "method": "pwa-rendered"}))
-        page.recv_message()
+        page.request("pwa-navigate", {"url": "http://127.0.0.1/" + "y" * 2000})
+        page.request("pwa-rendered")
         if "reader is too slow" in d.stderr():
             break
     assert wait_for_log(d, "reader is too slow")
@@ -275,25 +275,14 @@ def test_client_values_reach_the_log_escaped(daemon):
 # libwebsockets accepts unmasked client frames and drops heads over its 8 KiB buffer without a
 # response; the daemon follows each connection's bytes itself (Sources/CWireCheck).
 
-from conftest import OP_PING, OP_TEXT  # noqa: E402
+from conftest import OP_PING, OP_TEXT, client_frame  # noqa: E402
 
 MASK_KEY = b"\x37\xfa\x21\x3d"
 
 
 def frame(opcode: int, payload: bytes, fin: bool = True, masked: bool = True) -> bytes:
     """A client frame; masked with a non-zero key (so an unmasked reading would be garbage)."""
-    n = len(payload)
-    head = bytes([(0x80 if fin else 0) | opcode])
-    bit = 0x80 if masked else 0
-    if n < 126:
-        head += bytes([bit | n])
-    elif n < 65536:
-        head += bytes([bit | 126]) + n.to_bytes(2, "big")
-    else:
-        head += bytes([bit | 127]) + n.to_bytes(8, "big")
-    if not masked:
-        return head + payload
-    return head + MASK_KEY + bytes(b ^ MASK_KEY[i % 4] for i, b in enumerate(payload))
+    return client_frame(opcode, payload, fin, masked, key=MASK_KEY)
 
 
 def ping_request(id_: int, padding: int = 0) -> bytes:

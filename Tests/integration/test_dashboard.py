@@ -98,7 +98,7 @@ def test_observer_may_list_get_and_subscribe_but_never_change_or_see_a_token(dae
         # A classic navigation: controllers get the claim, the observer does not.
         ctl = await Client.open(daemon.ws_url, role="controller")
         await ctl.call("session.subscribe", {"session": sid})
-        await page.ws.send(json.dumps({"event": "navigate", "params": {"url": "http://127.0.0.1/app/next"}}))
+        await page.send({"event": "navigate", "params": {"url": "http://127.0.0.1/app/next"}})
         opened = await obs.next("webview.open", session=sid)
         assert opened == {"session": sid, "webview": "W2", "url": "http://127.0.0.1/app/next"}
         assert "token" in await ctl.next("webview.open", session=sid)
@@ -263,7 +263,7 @@ def test_the_dashboard_follows_every_change_live(daemon_factory):
             assert "p50" in latency and "p99" in latency and "(12)" in latency, latency
 
             # A classic web view without a page: a dashed *C box.
-            await page.ws.send(json.dumps({"event": "navigate", "params": {"url": "http://127.0.0.1/app/classic"}}))
+            await page.send({"event": "navigate", "params": {"url": "http://127.0.0.1/app/classic"}})
             await b.until(f"return {CARD}.dataset.notation.endsWith('W2(*C)~')", "W2 on the dashboard", 15.0, sid)
             classes = await b.js(f"return {CARD}.querySelector('.item[data-id=W2]').className", sid)
             assert "off" in classes and "webview" in classes
@@ -329,7 +329,7 @@ def test_a_thousand_sessions_changing_at_once(daemon_factory):
             frames = [json.dumps({"id": 10_000 + i, "method": "navigation.navigateToUrl",
                                   "params": {"session": sid, "url": f"http://127.0.0.1/app/n{i}"}}) for i, sid in enumerate(sessions)]
             for frame in frames:
-                await ctl.ws.send(frame)
+                await ctl.send_raw(frame)
             await b.until("return [...window.dashboard.sessions.values()].every(s => s.stack.length === 2)",
                           "every session with its new stack", 60.0)
             await b.until("const c = document.querySelector('section.session'); return c && c.dataset.stack === 'W1 W2'",

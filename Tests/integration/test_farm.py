@@ -324,7 +324,8 @@ def test_a_claim_for_another_instances_session_is_unknown_session_naming_it(farm
 
 def test_the_proxies_pass_an_allowed_public_host_name(farm):
     # The daemons accept Host and Origin bridge.test because they run with --allow-origin; the
-    # proxies forward the client's Host unchanged.
+    # proxies forward the client's Host unchanged. (A handshake by hand: a client library names
+    # the host it connects to in Host, here the proxy's loopback address.)
     with socket.create_connection(("127.0.0.1", farm.proxy.port), timeout=10) as s:
         s.sendall(("GET /bridge HTTP/1.1\r\nHost: bridge.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                    f"Origin: {PUBLIC_ORIGIN}\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"

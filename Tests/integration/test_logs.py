@@ -3,11 +3,9 @@ use to drive a terminal: whatever a client sends (urls, origins, methods) is esc
 
 from __future__ import annotations
 
-import asyncio
 import json
 
-from websockets.asyncio.client import connect
-
+import bridged
 from conftest import RawWebSocket, run_daemon_expect_exit
 
 EVIL_URL = "http://127.0.0.1/app/\x1b[31mred\x1b[0m\nfake line\x07\u009b2J"
@@ -17,16 +15,11 @@ EVIL_ORIGIN = "http://evil.example\x1b[2J"
 def exercise(d):
     """A page whose urls carry control characters, a refused upgrade whose Origin does too."""
 
-    async def main():
-        async with connect(d.ws_url) as ws:
-            await ws.send(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": EVIL_URL}}))
-            assert "result" in json.loads(await ws.recv())
-            await ws.send(json.dumps({"event": "navigate", "params": {"url": EVIL_URL + "/next"}}))
-            # The navigation sends this page elsewhere: `load`, then the close.
-            frame = json.loads(await asyncio.wait_for(ws.recv(), 15))
-            assert frame["event"] == "load"
-
-    asyncio.run(main())
+    with bridged.Connection(d.ws_url) as page:
+        page.say_hello("page", url=EVIL_URL)
+        page.send({"event": "navigate", "params": {"url": EVIL_URL + "/next"}})
+        # The navigation sends this page elsewhere: `load`, then the close.
+        page.wait_event("load", timeout=15)
     try:
         RawWebSocket.to(d, origin=EVIL_ORIGIN)
         raise AssertionError("a foreign origin was accepted")

@@ -11,11 +11,9 @@ import threading
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from websockets.exceptions import ConnectionClosed
-from websockets.sync.client import connect
 
 import bridged
-from conftest import Closed, RawWebSocket, http_request
+from conftest import OP_TEXT, Closed, RawWebSocket, client_frame, http_request
 
 
 def scrape(daemon) -> dict:
@@ -38,28 +36,21 @@ def value(samples, name, **labels) -> float:
 
 
 class Page:
-    """A page by hand: each request's whole reply frame (result or error)."""
+    """A page (the project's client, `bridged.Connection`): each request's whole reply frame."""
 
     def __init__(self, daemon, **hello):
-        self.ws = connect(daemon.ws_url).__enter__()
-        self.next_id = 1
+        self.connection = bridged.Connection(daemon.ws_url, timeout=15)
         self.hello = self.call("hello", {"protocol": 1, "role": "page", **hello})
 
     def call(self, method, params=None):
-        id_ = self.next_id
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": id_, "method": method, "params": params or {}}))
-        while True:
-            frame = json.loads(self.ws.recv(timeout=15))
-            if frame.get("id") == id_:
-                return frame
+        return self.connection.call_frame(method, params or {})
 
     def close_code(self):
-        """Reads until the daemon closes the connection; its close code."""
-        with pytest.raises(ConnectionClosed):
-            while True:
-                self.ws.recv(timeout=15)
-        return self.ws.close_code
+        """Waits until the daemon closes the connection; its close code."""
+        return self.connection.wait_closed(timeout=15)
+
+    def close(self):
+        self.connection.close()
 
 
 def test_every_metric_counts_what_happened(daemon_factory):
@@ -100,7 +91,7 @@ def test_every_metric_counts_what_happened(daemon_factory):
         assert ctl.call("navigation.back", session=session)["action"] == "pop"
         assert page.close_code() == 1000
         m = scrape(d)
-        page.ws.close()
+        page.close()
 
     assert value(m, "bridged_sessions") == 1
     assert 1 <= value(m, "bridged_connections") <= 2  # the page's socket may still be closing
@@ -141,13 +132,11 @@ def test_closes_by_code_and_parse_errors(daemon_factory):
     session = page.hello["result"]["session"]
     with bridged.Controller(d.ws_url, subscribe=False) as ctl:
         ctl.call("navigation.navigateToUrl", session=session, url="http://127.0.0.1/x")
-        with connect(d.ws_url) as ws:
-            ws.send("{not json")
-            assert json.loads(ws.recv(timeout=15))["error"]["code"] == "parse-error"
-            ws.send("x" * 2000)
-            with pytest.raises(ConnectionClosed):
-                ws.recv(timeout=15)
-            assert ws.close_code == 1009
+        with bridged.Connection(d.ws_url, record=True) as raw:
+            raw.send_text("{not json")
+            raw.send_text("x" * 2000)
+            assert raw.wait_closed(timeout=15) == 1009
+            assert [f["error"]["code"] for f in raw.frames] == ["parse-error"]
         ctl.call("session.close", session=session)
         assert page.close_code() == 1000
 
@@ -167,9 +156,7 @@ def test_send_queue_overflow_is_counted(daemon_factory):
     def frames(first, count):
         out = bytearray()
         for i in range(first, first + count):
-            payload = json.dumps({"id": i, "method": method, "params": {}}).encode()
-            n = len(payload)
-            out += bytes([0x81, 0x80 | 126]) + n.to_bytes(2, "big") + b"\x00\x00\x00\x00" + payload
+            out += client_frame(OP_TEXT, json.dumps({"id": i, "method": method, "params": {}}).encode())
         return bytes(out)
 
     done = {}

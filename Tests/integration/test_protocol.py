@@ -1,4 +1,4 @@
-"""The bridge protocol end to end: the real daemon, real WebSocket clients (Python websockets)."""
+"""The bridge protocol end to end: the real daemon, real WebSocket clients (the project's Python client, clients/python, through bridgeclient)."""
 import asyncio
 import json
 import random
@@ -356,7 +356,7 @@ def test_fuzz_changes_nothing(daemon):
                         data.insert(rng.randrange(len(data) + 1), rng.choice(b'{}[]",:0 -e\\'))
                 data = bytes(data)
             try:
-                await fuzzer.ws.send(data.decode("utf-8"))
+                await fuzzer.send_raw(data.decode("utf-8"))
                 sent += 1
             except UnicodeDecodeError:
                 continue

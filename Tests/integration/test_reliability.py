@@ -1,12 +1,15 @@
 """What the daemon must hold under abuse a red team found lacking (issue 25): the closing
 handshake after a client's Close, a pong ahead of queued data, clear start-up errors, claims
-stripped from every stored url. Real sockets against the real binary."""
+stripped from every stored url. Real sockets against the real binary: the frame-level tests
+write hand-made frames (a Close followed by data in one write, a ping between fragments) that
+no WebSocket library sends, on conftest's `RawWebSocket`; the rest uses the project's client."""
 from __future__ import annotations
 
 import json
 import socket
 import struct
 
+import bridged
 import slow_reader_rss
 from conftest import (OP_CLOSE, OP_CONT, OP_PING, OP_PONG, OP_TEXT, RawWebSocket, http_request,
                       run_daemon_expect_exit)
@@ -152,20 +155,11 @@ def test_no_spelling_of_a_claim_reaches_api_sessions(daemon):
         f"http://app.test/d#bridge_token={token}",
         f"http://app.test/e#/route?y=2&bridge_token={token}",
     ]
-    ws = RawWebSocket.to(daemon)
-    ws.send_text(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page",
-                                                                     "url": urls[0]}}))
-    hello = json.loads(ws.recv_message()[1])
-    assert "result" in hello, hello
-    for k, url in enumerate(urls[1:], start=2):
-        ws.send_text(json.dumps({"id": k, "method": "pwa-navigate", "params": {"url": url}}))
-        while True:
-            reply = json.loads(ws.recv_message()[1])
-            if reply.get("id") == k:
-                break
-        assert "result" in reply, reply
-    status, _, body = http_request(daemon, "/api/sessions")
-    ws.close()
+    with bridged.Connection(daemon.ws_url, timeout=15) as page:
+        page.say_hello("page", url=urls[0])
+        for url in urls[1:]:
+            page.request("pwa-navigate", {"url": url})
+        status, _, body = http_request(daemon, "/api/sessions")
     assert status == 200
     text = body.decode()
     for marker in ["http://app.test/a", "http://app.test/e"]:

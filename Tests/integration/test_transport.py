@@ -1,11 +1,13 @@
 """Transport behaviour of the real daemon: HTTP routes, WebSocket framing limits, origins,
-binding, slow readers, shutdown. The protocol itself is tested elsewhere: here the only thing
+binding, slow readers, shutdown. Well-formed WebSocket traffic goes through the project's client
+(`bridged.Connection`); what no client library would send (hand-made fragments, invalid UTF-8,
+a client that never reads or never answers a ping) goes through conftest's `RawWebSocket`. The protocol itself is tested elsewhere: here the only thing
 relied on is that every request gets one reply carrying its id (before `hello` that reply is an
 error), and that a binary message gets an error with id null (and, for the slow reader, that
 `session.get` answers with the url `session.create` was given)."""
 from __future__ import annotations
 
-import asyncio
+import concurrent.futures
 import json
 import os
 import shutil
@@ -16,10 +18,9 @@ import threading
 import time
 
 import pytest
-from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
 
-from conftest import (OP_BINARY, OP_CONT, OP_PING, OP_TEXT, Closed, RawWebSocket, http_request,
+import bridged
+from conftest import (OP_BINARY, OP_CONT, OP_PING, OP_TEXT, Closed, RawWebSocket, client_frame, http_request,
                       raw_http, run_daemon_expect_exit, status_of, wait_for_log)
 
 
@@ -27,11 +28,16 @@ def request(id_, method="ping"):
     return json.dumps({"id": id_, "method": method, "params": {}})
 
 
-async def roundtrip(ws, id_, method="ping"):
-    await ws.send(request(id_, method))
-    reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+def roundtrip(conn, id_, method="ping"):
+    """Request `id_` sent by hand (no params check), its reply awaited."""
+    conn.send_text(request(id_, method))
+    reply, _ = conn.wait_reply(id_, 10)
     assert reply["id"] == id_, reply
     return reply
+
+
+def connection(url, **kwargs):
+    return bridged.Connection(url, timeout=10, **kwargs)
 
 
 # --- HTTP ---------------------------------------------------------------------------------------
@@ -135,19 +141,15 @@ def test_static_path_traversal_is_refused(daemon_factory, site):
 
 
 def test_fragmented_text_is_reassembled(daemon):
-    async def main():
-        async with connect(daemon.ws_url) as ws:
-            # websockets sends an iterable as one message in several frames; the reply carries
-            # the id only if the daemon parsed the whole, reassembled JSON.
-            await ws.send(['{"id":41,', '"method":', '"ping",', '"params":{}}'])
-            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
-            assert reply["id"] == 41
-            # a large message (beyond one receive buffer) in a few big fragments
-            pad = "x" * 60000
-            await ws.send(['{"id":42,"method":"ping","params":{"pad":"', pad, '"}}'])
-            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
-            assert reply["id"] == 42
-    asyncio.run(main())
+    with connection(daemon.ws_url) as ws:
+        # One message in several frames; the reply carries the id only if the daemon parsed
+        # the whole, reassembled JSON.
+        ws.send_fragments(['{"id":41,', '"method":', '"ping",', '"params":{}}'])
+        assert ws.wait_reply(41, 10)[0]["id"] == 41
+        # a large message (beyond one receive buffer) in a few big fragments
+        pad = "x" * 60000
+        ws.send_fragments(['{"id":42,"method":"ping","params":{"pad":"', pad, '"}}'])
+        assert ws.wait_reply(42, 10)[0]["id"] == 42
 
 
 def test_utf8_character_split_across_fragments_is_accepted(daemon):
@@ -164,38 +166,27 @@ def test_utf8_character_split_across_fragments_is_accepted(daemon):
 
 
 def test_single_large_frame_is_reassembled_from_receive_chunks(daemon):
-    ws = RawWebSocket.to(daemon)
-    try:
-        ws.send_text('{"id":6,"method":"ping","params":{"pad":"' + "y" * 50000 + '"}}')
-        _, payload = ws.recv_message()
-        assert json.loads(payload)["id"] == 6
-    finally:
-        ws.close()
+    with connection(daemon.ws_url) as ws:
+        ws.send_text('{"id":6,"method":"ping","params":{"pad":"' + "y" * 50000 + '"}}')  # one frame
+        assert ws.wait_reply(6, 10)[0]["id"] == 6
 
 
 def test_oversized_message_closes_with_1009(daemon):
-    async def main():
-        async with connect(daemon.ws_url, max_size=None) as ws:
-            await ws.send("a" * 65537)
-            with pytest.raises(ConnectionClosed) as info:
-                await asyncio.wait_for(ws.recv(), 10)
-            assert info.value.rcvd is not None and info.value.rcvd.code == 1009
-    asyncio.run(main())
+    with connection(daemon.ws_url) as ws:
+        ws.send_text("a" * 65537)
+        assert ws.wait_closed(10) == 1009
 
 
 def test_message_at_the_limit_is_accepted(daemon_factory):
     d = daemon_factory("--max-message-bytes", "1000")
-    ws = RawWebSocket.to(d)
-    try:
+    with connection(d.ws_url) as ws:
         head = '{"id":1,"method":"ping","params":{"pad":"'
         msg = head + "m" * (1000 - len(head) - 3) + '"}}'
         assert len(msg) == 1000
         ws.send_text(msg)
-        assert json.loads(ws.recv_message()[1])["id"] == 1
+        assert ws.wait_reply(1, 10)[0]["id"] == 1
         ws.send_text(msg + " ")
-        assert ws.recv_close_code() == 1009
-    finally:
-        ws.close()
+        assert ws.wait_closed(10) == 1009
 
 
 def test_oversized_message_in_small_fragments_closes_with_1009(daemon):
@@ -220,36 +211,34 @@ def test_invalid_utf8_closes_with_1007(daemon):
 
 
 def test_binary_frame_gets_an_error_reply_and_the_connection_stays(daemon):
-    async def main():
-        async with connect(daemon.ws_url) as ws:
-            await ws.send(b"\x00\x01\x02")
-            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
-            assert reply["id"] is None
-            assert reply["error"]["code"] == "invalid-request"
-            await roundtrip(ws, 2)
-    asyncio.run(main())
+    with connection(daemon.ws_url, record=True) as ws:
+        ws.send_bytes(b"\x00\x01\x02")
+        roundtrip(ws, 2)
+        reply = ws.frames[0]
+        assert reply["id"] is None
+        assert reply["error"]["code"] == "invalid-request"
 
 
 def test_200_concurrent_connections(daemon):
-    async def client(n):
-        async with connect(daemon.ws_url) as ws:
+    connections = [connection(daemon.ws_url) for _ in range(200)]  # all open at once
+    try:
+        def client(n):
             for k in range(5):
-                await roundtrip(ws, n * 100 + k)
-        return n
+                roundtrip(connections[n], n * 100 + k)
+            return n
 
-    async def main():
-        done = await asyncio.gather(*(client(n) for n in range(200)))
+        with concurrent.futures.ThreadPoolExecutor(50) as pool:
+            done = list(pool.map(client, range(200)))
         assert sorted(done) == list(range(200))
-    asyncio.run(main())
+    finally:
+        for c in connections:
+            c.close()
 
 
 def _frames(first_id, count, method, params=None):
     out = bytearray()
     for i in range(first_id, first_id + count):
-        payload = json.dumps({"id": i, "method": method, "params": params or {}}).encode()
-        n = len(payload)
-        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-        out += header + b"\x00\x00\x00\x00" + payload
+        out += client_frame(OP_TEXT, json.dumps({"id": i, "method": method, "params": params or {}}).encode())
     return bytes(out)
 
 
@@ -284,14 +273,13 @@ def test_slow_reader_does_not_block_others_and_is_closed_1008(daemon_factory):
     others_result = {}
 
     def others():
-        async def one(n):
-            async with connect(d.ws_url) as ws:
+        def one(n):
+            with connection(d.ws_url) as ws:
                 for k in range(20):
-                    await roundtrip(ws, n * 1000 + k)
-        async def all_of_them():
-            await asyncio.wait_for(asyncio.gather(*(one(n) for n in range(5))), 30)
+                    roundtrip(ws, n * 1000 + k)
         try:
-            asyncio.run(all_of_them())
+            with concurrent.futures.ThreadPoolExecutor(5) as pool:
+                list(pool.map(one, range(5), timeout=30))
             others_result["done"] = True
         except Exception as e:  # reported by the assertion below
             others_result["error"] = e
@@ -326,27 +314,23 @@ def test_slow_reader_does_not_block_others_and_is_closed_1008(daemon_factory):
 
 
 def test_close_code_1000_from_client_is_clean(daemon):
-    async def main():
-        async with connect(daemon.ws_url) as ws:
-            await roundtrip(ws, 1)
-        # the daemon is still fine
-        async with connect(daemon.ws_url) as ws:
-            await roundtrip(ws, 2)
-    asyncio.run(main())
+    with connection(daemon.ws_url) as ws:
+        roundtrip(ws, 1)
+    # the daemon is still fine
+    with connection(daemon.ws_url) as ws:
+        roundtrip(ws, 2)
 
 
 # --- Upgrade policy ---------------------------------------------------------------------------------
 
 
 def _upgrade_status(url, origin=None):
-    async def main():
-        try:
-            async with connect(url, origin=origin, open_timeout=10) as ws:
-                await roundtrip(ws, 1)
-                return 101
-        except InvalidStatus as e:
-            return e.response.status_code
-    return asyncio.run(main())
+    try:
+        with connection(url, origin=origin) as ws:
+            roundtrip(ws, 1)
+            return 101
+    except bridged.HandshakeRefused as e:
+        return e.status
 
 
 def test_origins(daemon_factory):
@@ -462,14 +446,12 @@ def test_silent_client_is_pinged_then_dropped(daemon_factory):
     silent.recv_close_code()  # returns once the daemon hangs up (close frame or EOF)
     assert time.monotonic() - started >= 1  # not before the ping interval (the socket timeout bounds it)
 
-    async def live():
-        # websockets answers pings by itself: the connection survives several ping intervals
-        async with connect(d.ws_url) as ws:
-            for k in range(3):
-                await roundtrip(ws, k)
-                await asyncio.sleep(1.2)
-            await roundtrip(ws, 99)
-    asyncio.run(live())
+    # The project's client answers pings by itself: the connection survives several ping intervals.
+    with connection(d.ws_url) as ws:
+        for k in range(3):
+            roundtrip(ws, k)
+            time.sleep(1.2)
+        roundtrip(ws, 99)
 
 
 # --- Shutdown -------------------------------------------------------------------------------------------
@@ -479,19 +461,13 @@ def test_silent_client_is_pinged_then_dropped(daemon_factory):
 def test_signal_closes_every_client_with_1001_and_exits_0(daemon_factory, sig):
     d = daemon_factory()
 
-    async def main():
-        clients = [await connect(d.ws_url) for _ in range(20)]
-        for n, ws in enumerate(clients):
-            await roundtrip(ws, n)
-        d.send_signal(sig)
-        codes = []
-        for ws in clients:
-            with pytest.raises(ConnectionClosed) as info:
-                await asyncio.wait_for(ws.recv(), 10)
-            codes.append(info.value.rcvd.code if info.value.rcvd else None)
-        return codes
-
-    codes = asyncio.run(main())
+    clients = [connection(d.ws_url) for _ in range(20)]
+    for n, ws in enumerate(clients):
+        roundtrip(ws, n)
+    d.send_signal(sig)
+    codes = [ws.wait_closed(10) for ws in clients]
+    for ws in clients:
+        ws.close()
     assert codes == [1001] * 20
     assert d.wait(timeout=10) == 0
 
@@ -514,22 +490,14 @@ def test_shutdown_is_bounded_with_a_client_that_does_not_read(daemon_factory):
 def test_both_event_loops_serve_pages_and_navigations(daemon_factory, loop):
     d = daemon_factory("--event-loop", loop)
 
-    async def main():
-        async with connect(d.ws_url) as page:
-            await page.send(json.dumps({"id": 1, "method": "hello", "params": {"protocol": 1, "role": "page", "url": "http://127.0.0.1/app#/"}}))
-            hello = json.loads(await asyncio.wait_for(page.recv(), 10))
-            assert "result" in hello, hello
-            for i in range(2, 52):
-                await page.send(json.dumps({"id": i, "method": "pwa-navigate", "params": {"url": f"http://127.0.0.1/app#/{i}"}}))
-                await page.send(request(1000 + i))
-            got = []
-            while len(got) < 100:
-                m = json.loads(await asyncio.wait_for(page.recv(), 10))
-                if "id" in m:
-                    got.append(m["id"])
-            assert got == [x for i in range(2, 52) for x in (i, 1000 + i)]
-
-    asyncio.run(main())
+    with connection(d.ws_url, record=True) as page:
+        page.say_hello("page", url="http://127.0.0.1/app#/")
+        for i in range(2, 52):
+            page.send({"id": i, "method": "pwa-navigate", "params": {"url": f"http://127.0.0.1/app#/{i}"}})
+            page.send_text(request(1000 + i))
+        page.wait_reply(1051, 10)
+        got = [m["id"] for m in page.frames if "id" in m][1:]  # after hello's
+        assert got == [x for i in range(2, 52) for x in (i, 1000 + i)]
     status, _, _ = http_request(d, "/healthz")
     assert status == 200
 

@@ -2,13 +2,11 @@
 installs it into a fresh venv first) and the daemon of $BRIDGED_BIN (the Makefile sets it to
 .build/release/bridged). The browser tests use the demo PWA: --bridged-static defaults to
 js-client/demo here."""
-import json
-import os
 import pathlib
-import threading
 
 import pytest
-from websockets.sync.client import connect
+
+import bridged
 
 pytest_plugins = ["pytester"]  # test_shell.py runs pytest on test files of its own
 
@@ -25,22 +23,14 @@ class Page:
     """A page connection (the page side, by hand) for the tests of plain sessions."""
 
     def __init__(self, ws_url, **claim):
-        self.ws = connect(ws_url, compression=None).__enter__()
-        self.next_id = 1
-        self.hello = self.request("hello", {"protocol": 1, "role": "page", "url": "http://127.0.0.1/app/", **claim})
+        self.connection = bridged.Connection(ws_url, timeout=10)
+        self.hello = self.connection.say_hello("page", url="http://127.0.0.1/app/", **claim)
 
     def request(self, method, params=None):
-        rid = self.next_id
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": rid, "method": method, "params": params or {}}))
-        while True:
-            frame = json.loads(self.ws.recv(timeout=10))
-            if frame.get("id") == rid:
-                assert "result" in frame, frame
-                return frame["result"]
+        return self.connection.request(method, params)
 
     def close(self):
-        self.ws.close()
+        self.connection.close()
 
 
 @pytest.fixture

@@ -39,3 +39,12 @@ class ConnectionClosed(ConnectionError):
     def __init__(self, message: str, code: Optional[int] = None) -> None:
         self.code = code
         super().__init__(message)
+
+
+class HandshakeRefused(ConnectionError):
+    """The daemon refused the WebSocket upgrade (a foreign ``Origin``, another path): ``status``
+    is the HTTP status of its response (403, 404, ...)."""
+
+    def __init__(self, message: str, status: int) -> None:
+        self.status = status
+        super().__init__(message)
