@@ -354,7 +354,7 @@ struct Driver {
             switch effect {
             case .send(let to, let bytes):
                 if gone.contains(to) { fuzzFailure("sent to \(to) after its disconnect: \(what)") }
-                if closed.contains(to) { fuzzFailure("sent to \(to) after its close: \(what)") }
+                if closed.contains(to) { fuzzFailure("sent to \(to) after its close: \(String(decoding: bytes.prefix(300), as: UTF8.self)) (in the step of \(what))") }
                 guard let value = try? JSONParser.parse(bytes), case .object = value else {
                     fuzzFailure("sent a frame that is not a JSON object: \(String(decoding: bytes, as: UTF8.self))")
                 }

@@ -562,6 +562,26 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
         #expect(h.stackIDs(sid) == "W1")
     }
 
+    /// A waiting connection closed meanwhile (a newer page claimed its web view) gets its
+    /// `closed` and its close when the wait ends, and nothing after them: the frames it sent
+    /// while it waited go unread. (fuzz-bridge's seed-22 and seed-23, found in CI: the ping's
+    /// refusal went out after the close.)
+    @Test func aWaitingConnectionClosedMeanwhileIsReadNoFurther() {
+        var h = BridgeHarness()
+        let (_, sid, page) = Self.withPage(&h)
+        h.request(page.client, "pwa-navigate", ["url": "http://h/a/#/b"])
+        h.raw(page.client, #"{"id":9,"method":"ping","params":{}}"#)
+        let (newer, r) = h.claim(sid, "W1", page.token)
+        #expect(r["result"]?["webview"] == "W1")
+        #expect(h.inbox[page.client]!.isEmpty && h.closed[page.client] == nil, "its close waits with its wait")
+        h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
+        #expect(h.take(page.client).map { $0["event"] ?? $0["id"] ?? .null } == ["closed"])
+        #expect(h.closed[page.client] == 1000)
+        #expect(!h.bridge.isHeld(page.client))
+        #expect(h.bridge.sessions[sid]?.pages[.webview(1)] == newer)
+        #expect(h.stackIDs(sid) == "W1", "the pwa-navigate of a page no longer there changes nothing")
+    }
+
     @Test func base64RoundTrips() {
         for bytes: [UInt8] in [[], [0], [0, 1], [0, 1, 2], [255, 254, 253, 252], Array(0...255)] {
             #expect(Base64.decode(Base64.encode(bytes)) == bytes)

@@ -143,6 +143,10 @@ extension Bridge {
             }
             switch h.inbound[i] {
             case .frame(let bytes):
+                // A connection closed while it waited (its page replaced, sent away, its
+                // session closed: `Client.Role.detached`, which always comes with the close)
+                // is read no further: its close went out above, and nothing follows a close.
+                if case .detached? = clients[client]?.role { break }
                 let mark = effects.count
                 bytes.withUnsafeBytes { received(client, text: $0, at: now) }
                 if !held.isEmpty { divertHeld(from: mark) }
