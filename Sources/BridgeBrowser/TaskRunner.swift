@@ -3,7 +3,7 @@ import Foundation
 /// Where the browser layer's background work runs: one long-lived task consuming a stream of
 /// jobs, each run as a child of its task group (structured: no job outlives the runner's task,
 /// and none is a task of its own). The host's spare tabs, its close retries and its retired
-/// Chromiums, and the daemon's host lanes, run here.
+/// Chromiums, and the daemon's host lanes and one-shot host calls, run here.
 ///
 /// Jobs start in the order they were given, side by side; what one must wait for, it awaits
 /// itself (a `Completion`, a lane's order).

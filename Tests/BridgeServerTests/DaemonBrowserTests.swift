@@ -252,6 +252,9 @@ import Testing
 
     /// A browser session closed while its context is being made (Chromium starting): its
     /// creator is answered (`browser-error`), not left waiting for a tab that will not come.
+    /// The close takes effect at once (the session lane is cancelled): the open sees it once
+    /// the context is there, makes no tab, and the session's close, after it, disposes of the
+    /// context (HostLanes: no race between the two).
     @Test func aSessionClosedWhileItsContextIsMadeAnswersItsCreator() async throws {
         let (daemon, fake) = make()
         chromium.on("Target.createBrowserContext") { _ in .later }
@@ -266,7 +269,32 @@ import Testing
         let reply = try #require(Self.reply(fake, to: controller, id: 2))
         #expect(reply["error"]?["code"] == "browser-error", "\(reply)")
         #expect(reply["error"]?["message"] == "the session was closed before its tab opened")
-        #expect(try await chromium.next("Target.disposeBrowserContext").params == ["browserContextId": "C9"])
+        let disposed = try await chromium.next("Target.disposeBrowserContext")
+        #expect(disposed.params == ["browserContextId": "C9"])
+        #expect(!chromium.commands.all.contains { $0.method == "Target.createTarget" || $0.method == "Browser.setDownloadBehavior" },
+                "the open ended once its context came: \(chromium.methods())")
+        #expect(daemon.bridge.sessionCount == 0)
+    }
+
+    /// The same while the root's tab is being created: the open ends once the tab is there, and
+    /// the session's close, after it, disposes of the context with the tab in it.
+    @Test func aSessionClosedWhileItsRootTabIsCreatedAnswersItsCreator() async throws {
+        let (daemon, fake) = make()
+        chromium.on("Target.createTarget") { _ in .later }
+        let controller = fake.open()
+        fake.receive(controller, #"{"id":1,"method":"hello","params":{"protocol":1,"role":"controller"}}"#)
+        fake.receive(controller, #"{"id":2,"method":"session.create","params":{"url":"http://app.test/a","browser":true}}"#)
+        let creating = try await chromium.next("Target.createTarget")
+        let session = try #require(daemon.bridge.sessionIDs.first)
+        daemon.performHost(.closeSession(session: session))
+        chromium.reply(to: creating, .result(["targetId": "T1"]))
+        try await fake.serviceRemote { Self.reply(fake, to: controller, id: 2) != nil }
+        let reply = try #require(Self.reply(fake, to: controller, id: 2))
+        #expect(reply["error"]?["message"] == "the session was closed before its tab opened", "\(reply)")
+        let disposed = try await chromium.next("Target.disposeBrowserContext")
+        #expect(disposed.params == ["browserContextId": "C1"])
+        let host = try #require(daemon.browser?.host)
+        #expect(await host.hasTab(session: session, webview: .webview(1)) == false)
         #expect(daemon.bridge.sessionCount == 0)
     }
 

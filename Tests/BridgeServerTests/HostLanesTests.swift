@@ -89,10 +89,10 @@ import Testing
         let hold = Gate()
         lanes.close(session: "s", webview: .webview(4)) { await hold.wait() }
         lanes.front(session: "s") { dropped in log.add(dropped ? "W5 dropped" : "front W5") }
-        lanes.opening(session: "s")
+        lanes.open(session: "s", webview: .webview(5)) { _ in log.add("open W5") }
         hold.release()
-        await log.count(5)
-        #expect(log.all.last == "W5 dropped")
+        await log.count(6)
+        #expect(Set(log.all.suffix(2)) == ["W5 dropped", "open W5"])
     }
 
     @Test func aClosedSessionsLanesAreCancelledAndForgotten() async {
@@ -110,6 +110,93 @@ import Testing
         // The change not started is skipped; the look (it answers someone) and the close run.
         await log.count(4)
         #expect(Set(log.all) == ["first", "look", "close", "other session"])
+    }
+
+    /// A session closed while its root open waits for its context: the close takes effect at
+    /// once (the open sees it after its await, and ends), and the session's close runs after it.
+    @Test func aSessionClosedWhileItsRootOpenWaitsForItsContext() async {
+        let lanes = HostLanes(), log = Log(), context = Gate(), started = Log()
+        lanes.open(session: "s", webview: .webview(1)) { cancelled in
+            started.add("making the context")
+            await context.wait()
+            log.add(cancelled.now ? "open ended: closed" : "tab opened")
+        }
+        lanes.front(session: "s") { dropped in log.add(dropped ? "front dropped" : "front") }
+        await started.count(1)
+        lanes.closeSession("s") { log.add("session closed") }
+        #expect(lanes.count == (0, 0))
+        context.release()
+        await log.count(3)
+        #expect(log.all == ["open ended: closed", "front dropped", "session closed"])
+    }
+
+    /// An open not started when its session, or its web view, is closed is skipped: it starts
+    /// cancelled, and the close waits for it.
+    @Test func anOpenNotStartedWhenItsSessionOrWebViewIsClosedIsSkipped() async {
+        let lanes = HostLanes(), log = Log(), first = Gate(), started = Log()
+        lanes.open(session: "s", webview: .webview(1)) { _ in started.add("W1"); await first.wait(); log.add("W1 opened") }
+        lanes.open(session: "s", webview: .webview(2)) { c in log.add(c.atStart ? "W2 skipped" : "W2 opened") }
+        lanes.open(session: "s", webview: .webview(3)) { c in log.add(c.atStart ? "W3 skipped" : "W3 opened") }
+        await started.count(1)
+        // W2's web view closed before its open started.
+        lanes.close(session: "s", webview: .webview(2)) { log.add("W2 closed") }
+        lanes.closeSession("s") { log.add("session closed") }
+        first.release()
+        await log.count(5)
+        #expect(log.all.prefix(3) == ["W1 opened", "W2 skipped", "W3 skipped"], "\(log.all)")
+        #expect(Set(log.all.suffix(2)) == ["W2 closed", "session closed"])
+        // A web view closed while its open is under way: the open sees it after its await.
+        let other = HostLanes(), opening = Gate(), under = Log()
+        other.open(session: "t", webview: .webview(2)) { c in
+            under.add("opening")
+            await opening.wait()
+            under.add(c.now ? "W2 ended: closed" : "W2 opened")
+        }
+        await under.count(1)
+        other.close(session: "t", webview: .webview(2)) { under.add("W2 closed") }
+        opening.release()
+        await under.count(3)
+        #expect(under.all == ["opening", "W2 ended: closed", "W2 closed"])
+    }
+
+    /// An open after a front not started drops it, and does not wait for the closes it waits
+    /// for; a front under way is waited for.
+    @Test func anOpenAfterAFrontDropsItOrWaitsForItUnderWay() async {
+        let lanes = HostLanes(), log = Log(), close = Gate()
+        lanes.close(session: "s", webview: .webview(2)) { await close.wait(); log.add("W2 closed") }
+        lanes.front(session: "s") { dropped in log.add(dropped ? "W1 dropped" : "front W1") }
+        lanes.open(session: "s", webview: .webview(3)) { _ in log.add("open W3") }
+        await log.count(1)
+        #expect(log.all == ["open W3"], "the open does not wait for the close nor the dropped front")
+        close.release()
+        await log.count(3)
+        #expect(log.all.suffix(2) == ["W2 closed", "W1 dropped"])
+        // A front under way: the open comes after it.
+        let front = Gate(), started = Log()
+        lanes.front(session: "s") { _ in started.add("front"); await front.wait(); log.add("front W3") }
+        await started.count(1)
+        lanes.open(session: "s", webview: .webview(4)) { _ in log.add("open W4") }
+        front.release()
+        await log.count(5)
+        #expect(log.all.suffix(2) == ["front W3", "open W4"])
+    }
+
+    /// Opens keep their order; a front and a close asked after them wait for them.
+    @Test func twoOpensKeepTheirOrder() async {
+        let lanes = HostLanes(), log = Log(), first = Gate(), started = Log()
+        lanes.open(session: "s", webview: .webview(1)) { _ in started.add("W1"); await first.wait(); log.add("W1 opened") }
+        lanes.open(session: "s", webview: .webview(2)) { _ in log.add("W2 opened") }
+        lanes.front(session: "s") { dropped in log.add(dropped ? "front dropped" : "front W1") }
+        lanes.close(session: "s", webview: .webview(5)) { log.add("W5 closed") }
+        // Another session's open is not held up.
+        lanes.open(session: "t", webview: .webview(1)) { _ in log.add("t W1 opened") }
+        await started.count(1)
+        await log.count(1)
+        #expect(log.all == ["t W1 opened"])
+        first.release()
+        await log.count(5)
+        #expect(log.all.prefix(3) == ["t W1 opened", "W1 opened", "W2 opened"], "\(log.all)")
+        #expect(Set(log.all.suffix(2)) == ["front W1", "W5 closed"])
     }
 
     /// However many looks in a row, a lane keeps a bounded list to wait for.

@@ -84,34 +84,87 @@ extension Daemon {
         return b
     }
 
-    /// Runs `body` on the host's tasks; its result comes back to the service thread as an input.
+    /// Runs `body` on the host's tasks (a job of its runner, started at once: host work no lane
+    /// orders, such as a dialog's answer or a fetch); its result comes back to the service thread
+    /// as an input.
     func onHost(_ body: @escaping @Sendable (BrowserHost) async -> HostResult?) {
-        onHostResults { host in await body(host).map { [$0] } ?? [] }
-    }
-
-    /// Runs `body` on a task of its own, started at once (the work of the session's lifecycle,
-    /// `closeSession` in particular, reaches the host as soon as the Bridge asks for it: a context
-    /// being made sees the close); its results come back to the service thread as inputs, in
-    /// order. (Everything else runs in the host's runner: the lanes, the host's own work.)
-    func onHostResults(_ body: @escaping @Sendable (BrowserHost) async -> [HostResult]) {
         let host = browserSide().host
         let ref = browserRef
         let remote = self.remote
-        Task {
-            let results = await body(host)
-            guard !results.isEmpty else { return }
-            remote.enqueue { for result in results { ref.value.feed(.host(result)) } }
+        host.tasks.run {
+            guard let result = await body(host) else { return }
+            remote.enqueue { ref.value.feed(.host(result)) }
         }
     }
 
-    /// Closes a tab at once, in the session's lane (HostLanes).
+    /// Opens a web view's tab in the session's lane (HostLanes): after the opens before it; a
+    /// root's first makes the session's context (and serves its web directory, applies its
+    /// shell's settings). A close of the session or of the web view meanwhile is seen after each
+    /// host call: the open ends there (`closedWhileOpening`), a root's creator hears that there
+    /// is no tab, and the close, which runs after it, disposes of what it made.
+    func openTab(_ b: BrowserSide, session: String, webview: ItemID, url: String, token: String, post: NavigationStop?, root: Bool) {
+        let profile = bridge.sessionProfile(session) ?? .plain
+        let script = b.script(session: session, webview: webview, token: token, profile: profile,
+                              pageScript: bridge.injectsProfileScript(session: session, webview: webview))
+        let tabUserAgent = profile.userAgent
+        let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
+        let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")
+        let request = post.map(Self.navigationRequest)
+        let logger = self.logger
+        let shell = root ? (bridge.shellSettings(session: session) ?? ShellSettings()) : nil
+        let web: WebDirectory? = root ? profile.servedOrigin.flatMap { origin in
+            b.configuration.webDirectory.map { WebDirectory(origin: origin, directory: $0) }
+        } : nil
+        let host = b.host, ref = browserRef, remote = self.remote
+        b.lanes.open(session: session, webview: webview) { cancelled in
+            func stillWanted() throws {
+                if cancelled.now { throw BrowserError.closedWhileOpening("\(session) \(webview)") }
+            }
+            let result: HostResult?
+            do {
+                try stillWanted()
+                if root {
+                    if let web { await host.serve(session: session, web) }
+                    try stillWanted()
+                    try await host.createSession(session)
+                    try stillWanted()
+                    await host.applyShellSettings(session: session, shell ?? ShellSettings())
+                    try stillWanted()
+                }
+                let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
+                                                      userAgent: tabUserAgent)
+                try stillWanted()
+                let contextId = await host.browserContextId(session: session)?.rawValue ?? ""
+                result = .tabOpened(session: session, webview: webview, targetId: targetId.rawValue, browserContextId: contextId)
+            } catch let error where cancelled.now || error.isClosedWhileOpening {
+                // The web view went (its modal dismissed, say) or the session did before its tab
+                // was there: the close after this job disposes of what it made. A root's creator
+                // still waits for its tab: it hears that there is none.
+                result = root ? .tabFailed(session: session, webview: webview, url: url, reason: "the session was closed before its tab opened") : nil
+            } catch {
+                let reason: String
+                if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
+                if root {
+                    await host.closeSession(session)
+                    remote.enqueue { ref.value.rootTabFailed(session: session, reason: reason) }
+                }
+                logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
+                result = .tabFailed(session: session, webview: webview, url: url, reason: reason)
+            }
+            guard let result else { return }
+            remote.enqueue { ref.value.feed(.host(result)) }
+        }
+    }
+
+    /// Closes a tab in the session's lane, after the opens and fronts before it, beside its other
+    /// closes; its open, if not done, is cancelled (HostLanes).
     func closeTab(_ b: BrowserSide, session: String, webview: ItemID) {
         let host = b.host
         b.lanes.close(session: session, webview: webview) { await host.closeTab(session: session, webview: webview) }
     }
 
-    /// Brings a web view's tab to the front, in the session's lane: after its closes and fronts
-    /// asked before, unless a tab is opened or another front is asked for first (HostLanes).
+    /// Brings a web view's tab to the front, in the session's lane: after its opens, closes and
+    /// fronts asked before, unless a tab is opened or another front is asked for first (HostLanes).
     func showTab(_ b: BrowserSide, session: String, webview: ItemID) {
         let host = b.host, logger = self.logger
         b.lanes.front(session: session) { dropped in
@@ -122,7 +175,7 @@ extension Daemon {
             do {
                 try await host.bringToFront(session: session, webview: webview)
             } catch BrowserError.unknownTarget {
-                // Its tab is still being opened (it comes to the front when it is), or it failed.
+                // Its tab did not open (the opens before the front are done), or it is gone.
                 logger.debug("\(session) \(webview): no tab to bring to the front")
             } catch {
                 // Nothing else to do: the tab stays where it is (behind, not drawing).
@@ -162,57 +215,14 @@ extension Daemon {
         let b = browserSide()
         switch work {
         case .openTab(let session, let webview, let url, let token, let post, let root):
-            // (Its tab comes to the front: a bring-to-front asked for before is out of date.)
-            b.lanes.opening(session: session)
-            let profile = bridge.sessionProfile(session) ?? .plain
-            let script = b.script(session: session, webview: webview, token: token, profile: profile,
-                                  pageScript: bridge.injectsProfileScript(session: session, webview: webview))
-            let tabUserAgent = profile.userAgent
-            let loadable = url.hasPrefix("http://") || url.hasPrefix("https://")
-            let target = root ? (url.isEmpty ? "about:blank" : url) : (loadable ? url : "about:blank")
-            let request = post.map(Self.navigationRequest)
-            let logger = self.logger
-            let shell = root ? (bridge.shellSettings(session: session) ?? ShellSettings()) : nil
-            let web: WebDirectory? = root ? profile.servedOrigin.flatMap { origin in
-                b.configuration.webDirectory.map { WebDirectory(origin: origin, directory: $0) }
-            } : nil
-            let ref = browserRef, remote = self.remote
-            onHost { host in
-                do {
-                    if root {
-                        if let web { await host.serve(session: session, web) }
-                        try await host.createSession(session)
-                        await host.applyShellSettings(session: session, shell ?? ShellSettings())
-                    }
-                    let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
-                                                          userAgent: tabUserAgent)
-                    let contextId = await host.browserContextId(session: session)?.rawValue ?? ""
-                    return .tabOpened(session: session, webview: webview, targetId: targetId.rawValue, browserContextId: contextId)
-                } catch BrowserError.closedWhileOpening {
-                    // The web view went (its modal dismissed, say) before its tab was there, or
-                    // the session before its context was: the machine has forgotten it. A root's
-                    // creator still waits for its tab: it hears that there is none.
-                    guard root else { return nil }
-                    return .tabFailed(session: session, webview: webview, url: url, reason: "the session was closed before its tab opened")
-                } catch {
-                    let reason: String
-                    if case BrowserError.loadFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
-                    if root {
-                        await host.closeSession(session)
-                        remote.enqueue { ref.value.rootTabFailed(session: session, reason: reason) }
-                    }
-                    logger.warning("\(session) \(webview): the tab cannot show \(url): \(reason)")
-                    return .tabFailed(session: session, webview: webview, url: url, reason: reason)
-                }
-            }
+            openTab(b, session: session, webview: webview, url: url, token: token, post: post, root: root)
         case .closeTab(let session, let webview):
             closeTab(b, session: session, webview: webview)
         case .closeSession(let session):
-            b.lanes.closeSession(session)
-            onHost { host in
-                await host.closeSession(session)
-                return nil
-            }
+            // At once: the session's lanes are cancelled (an open under way sees it after its
+            // current host call); the close runs after the jobs under way (HostLanes).
+            let host = b.host
+            b.lanes.closeSession(session) { await host.closeSession(session) }
         case .takeSnapshot(let session, let webview):
             let logger = self.logger
             look(b, session: session, webview: webview) { host in
@@ -476,5 +486,13 @@ extension Daemon {
         let sid = bridge.sessionIDs.first { !before.contains($0) } ?? ""
         ownSessions.insert(sid)
         return sid
+    }
+}
+
+private extension Error {
+    /// A tab whose web view or session was closed before it opened (BrowserHost+Tabs.swift).
+    var isClosedWhileOpening: Bool {
+        guard let error = self as? BrowserError, case .closedWhileOpening = error else { return false }
+        return true
     }
 }
