@@ -5,25 +5,12 @@ import Foundation
 // methods the host calls (with their params), and the events it decodes. Nothing else in the
 // browser layer writes a method's or an event's name.
 
-/// Chromium's id of a target (a tab; a page's main frame has the same id).
-public struct TargetID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public var rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { rawValue = value }
-    public var description: String { rawValue }
-}
+// (`TargetID` and `BrowserContextID`, Chromium's ids of a tab and of a browser context, are in
+// BridgeProtocol (BridgeInput.swift): the host's results carry them.)
 
 /// The id of a DevTools session attached to a target (`Target.attachToTarget {flatten: true}`):
 /// the `sessionId` a page's commands and events carry.
 public struct CDPSessionID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
-    public var rawValue: String
-    public init(_ rawValue: String) { self.rawValue = rawValue }
-    public init(stringLiteral value: String) { rawValue = value }
-    public var description: String { rawValue }
-}
-
-/// Chromium's id of a browser context (`browserContextId`): a session's cookies and storage.
-public struct BrowserContextID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     public var rawValue: String
     public init(_ rawValue: String) { self.rawValue = rawValue }
     public init(stringLiteral value: String) { rawValue = value }

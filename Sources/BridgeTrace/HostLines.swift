@@ -10,7 +10,7 @@ enum HostLines {
         switch result {
         case .tabOpened(let s, let w, let target, let context):
             o["what"] = "tab-opened"; o["session"] = .string(s); o["webview"] = .string(w.description)
-            o["targetId"] = .string(target); o["browserContextId"] = .string(context)
+            o["targetId"] = .string(target.rawValue); o["browserContextId"] = .string(context.rawValue)
         case .tabFailed(let s, let w, let url, let reason):
             o["what"] = "tab-failed"; o["session"] = .string(s); o["webview"] = .string(w.description)
             o["url"] = .string(url); o["reason"] = .string(reason)
@@ -156,7 +156,8 @@ enum HostLines {
         case "tab-opened":
             // (Traces written before the ids were recorded have none.)
             return .tabOpened(session: try r.string("session"), webview: try r.id("webview"),
-                              targetId: r.v["targetId"]?.stringValue ?? "", browserContextId: r.v["browserContextId"]?.stringValue ?? "")
+                              targetId: TargetID(r.v["targetId"]?.stringValue ?? ""),
+                              browserContextId: BrowserContextID(r.v["browserContextId"]?.stringValue ?? ""))
         case "tab-failed":
             return .tabFailed(session: try r.string("session"), webview: try r.id("webview"), url: try r.string("url"), reason: try r.string("reason"))
         case "snapshot-taken":

@@ -398,8 +398,8 @@ extension Bridge {
             withSession(sid) { b, s in
                 guard s.browser != nil, b.exists(webview, in: s) else { return }
                 // (Empty in a trace recorded before the ids were: unknown.)
-                if !targetId.isEmpty { s.browser!.targetIds[webview] = targetId }
-                if !contextId.isEmpty { s.browser!.browserContextId = contextId }
+                if !targetId.rawValue.isEmpty { s.browser!.targetIds[webview] = targetId.rawValue }
+                if !contextId.rawValue.isEmpty { s.browser!.browserContextId = contextId.rawValue }
                 b.announceOpen(&s, webview)
                 // A routed session's tab opened in front of the one shown since it was asked for
                 // (a tab selected, then another at once): the shown one comes forward again.

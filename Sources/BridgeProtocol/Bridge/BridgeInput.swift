@@ -97,12 +97,32 @@ public enum HostAnswer: Equatable, Sendable {
     case unresponsive(String)
 }
 
+/// Chromium's id of a target (a tab; a page's main frame has the same id), as DevTools clients
+/// see it. Here, not in BridgeBrowser (which types the rest of the DevTools protocol,
+/// DevTools.swift), because the host's results carry it (`HostResult.tabOpened`).
+public struct TargetID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    public var rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+}
+
+/// Chromium's id of a browser context (`browserContextId`): a session's cookies and storage.
+/// (Here for the same reason as `TargetID`.)
+public struct BrowserContextID: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringInterpolation {
+    public var rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+    public init(stringLiteral value: String) { rawValue = value }
+    public var description: String { rawValue }
+}
+
 /// What the host's browser did, typed.
 public enum HostResult: Equatable, Sendable {
     /// The tab of a web view is open and loading (`HostWork.openTab`): `targetId` is the
     /// browser's id of the tab and `browserContextId` that of the session's context, as a
-    /// DevTools client attached to the same browser sees them (`Target.getTargetInfo`).
-    case tabOpened(session: String, webview: ItemID, targetId: String, browserContextId: String)
+    /// DevTools client attached to the same browser sees them (`Target.getTargetInfo`). (Empty
+    /// ids: unknown, as in a trace recorded before the ids were.)
+    case tabOpened(session: String, webview: ItemID, targetId: TargetID, browserContextId: BrowserContextID)
     /// The tab of a web view could not open, or its page could not load (`reason`: the
     /// browser's words, e.g. `net::ERR_CONNECTION_REFUSED`).
     case tabFailed(session: String, webview: ItemID, url: String, reason: String)

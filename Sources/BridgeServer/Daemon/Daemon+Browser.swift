@@ -134,8 +134,8 @@ extension Daemon {
                 let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
                                                       userAgent: tabUserAgent)
                 try stillWanted()
-                let contextId = await host.browserContextId(session: session)?.rawValue ?? ""
-                result = .tabOpened(session: session, webview: webview, targetId: targetId.rawValue, browserContextId: contextId)
+                let contextId = await host.browserContextId(session: session) ?? ""
+                result = .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
             } catch let error where cancelled.now || error.isClosedWhileOpening {
                 // The web view went (its modal dismissed, say) or the session did before its tab
                 // was there: the close after this job disposes of what it made. A root's creator
