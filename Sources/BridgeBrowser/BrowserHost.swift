@@ -96,7 +96,9 @@ public actor BrowserHost {
     /// `requestAnimationFrame`, so Turbo rendered nothing there).
     var closedWhileOpening: Set<TabKey> = []
     /// Sessions whose context is being made (`createSession`), and those of them closed
-    /// meanwhile: the context is disposed of once made, and the creation fails.
+    /// meanwhile: the context is disposed of once made, and the creation fails. (The daemon's
+    /// lanes never close a session while its open is under way: its close waits for the open,
+    /// which sees the close after its current call; this is for any other caller.)
     var creatingSessions: Set<String> = []
     var closedWhileCreating: Set<String> = []
     /// Each session's position for `navigator.geolocation`, applied to every new tab.
