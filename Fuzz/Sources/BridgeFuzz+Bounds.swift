@@ -19,7 +19,7 @@ extension Driver {
         for sid in bridge.sessionIDs {
             guard let session = bridge.sessions[sid] else { fuzzFailure("listed session \(sid) is not in the table") }
             let held = session.heldBytes
-            if held > c.maxSessionBytes { fuzzFailure("\(sid) holds \(held) bytes, at most \(c.maxSessionBytes)") }
+            if held > c.maxSessionBytes { fuzzFailure("\(sid) holds \(held) bytes, at most \(c.maxSessionBytes), after \(lastStep)") }
             for item in session.engine.stack {
                 let title: String? = switch item {
                 case .webview(let w): w.title

@@ -146,6 +146,8 @@ struct Driver {
     var nextClient: UInt64 = 1
     var live: [ClientID] = []
     var closed: Set<ClientID> = []
+    /// What the last step did (the frame, or the host's result), for the bounds' failures.
+    var lastStep = ""
     var gone: Set<ClientID> = []
     var roles: [ClientID: String] = [:]
     var timers: [TimerKey: Int64] = [:]
@@ -206,6 +208,7 @@ struct Driver {
     }
 
     mutating func step(_ s: inout Script) {
+        lastStep = "a step of the clock, the sweep, a connection or a disconnection"
         defer {
             // The host finishes the daemon's closes (a closed client sends nothing more).
             for c in live where closed.contains(c) { disconnect(c) }
@@ -253,6 +256,7 @@ struct Driver {
         case .screenshot(let r, _, _): result = .answered(r, fail ? .failed("no tab") : .image([1, 2, 3]))
         default: return
         }
+        lastStep = "the host's \(result)"
         bridge.apply(.host(result), at: now)
         perform(sender: nil, frame: [])
         if s.byte() % 16 == 0 {
@@ -265,6 +269,7 @@ struct Driver {
                 .urlChanged(session: sid, webview: webview, url: someURL(&s)),
                 .browserCrashed(sessions: [sid]),
             ])
+            lastStep = "the host's \(unasked)"
             bridge.apply(.host(unasked), at: now)
             perform(sender: nil, frame: [])
         }
@@ -306,6 +311,7 @@ struct Driver {
         case .event: owed[c, default: []].append(.errorMaybe)
         case .ignoredBeforeHello: break
         }
+        lastStep = "\(c)'s " + String(decoding: frame.prefix(300), as: UTF8.self).debugDescription
         bridge.apply(.frame(c, text: frame), at: now)
         let (reply, refused) = perform(sender: c, frame: frame, deferred: wasHeld || bridge.isHeld(c))
         if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame), let method = sent["method"]?.stringValue {

@@ -76,6 +76,49 @@ import Testing
         #expect(h.request(page.client, "pwa-navigate", ["url": .string(Self.url(1000))])["result"] != nil)
     }
 
+    /// A web view's url that grows (a page's `hello` with a longer `url`, `pwa-navigated`, the
+    /// browser's report of a classic page's new address) counts too: up to --max-session-bytes
+    /// exactly it is taken, one byte over it is `limit-exceeded` (the browser's report is left
+    /// unheard) and nothing changes. (fuzz-bridge's seed-24: a hello's longer url took a
+    /// session over.)
+    @Test func aWebViewsURLGrowsOnlyWithinMaxSessionBytes() {
+        var configuration = BridgeConfiguration()
+        configuration.maxURLBytes = 3000
+        // What the pwa-navigate below needs, counted generously (checkPush): 1,064 + 2,128.
+        configuration.maxSessionBytes = 3 * 1064
+        // W1 and the placeholder of one pwa-navigate, 1,064 bytes each: room for 1,064 more.
+        func twoItems() -> (BridgeHarness, PageHandle) {
+            var h = BridgeHarness(configuration: configuration)
+            let page = h.newPage(url: Self.url(1000))
+            #expect(h.request(page.client, "pwa-navigate", ["url": .string(Self.url(1000))])["result"] != nil)
+            _ = h.request(page.client, "pwa-rendered")
+            #expect(h.bridge.sessions[page.session]!.heldBytes == 2 * 1064)
+            return (h, page)
+        }
+
+        var (h, page) = twoItems()
+        let before = h.bridge
+        h.event(page.client, "pwa-navigated", ["url": .string(Self.url(2065))])
+        #expect(h.take(page.client).last?["error"]?["code"] == "limit-exceeded")
+        #expect(h.bridge.sessions == before.sessions, "a refused pwa-navigated changed the session")
+        h.event(page.client, "pwa-navigated", ["url": .string(Self.url(2064))])
+        #expect(h.take(page.client).isEmpty)
+        #expect(h.bridge.engine(of: page.session)?.webView(.webview(1))?.url == Self.url(2064))
+        #expect(h.bridge.sessions[page.session]!.heldBytes == configuration.maxSessionBytes)
+
+        // A page's hello that claims W1 again with a longer url: over the bound, then at it.
+        var (k, p) = twoItems()
+        k.disconnect(p.client)
+        let snapshot = k.bridge
+        let (c1, refused) = k.claim(p.session, "W1", p.token, url: Self.url(2065))
+        #expect(refused["error"]?["code"] == "limit-exceeded", "\(refused)")
+        #expect(k.bridge.sessions == snapshot.sessions, "a refused hello changed the session")
+        k.disconnect(c1)
+        let (_, taken) = k.claim(p.session, "W1", p.token, url: Self.url(2064))
+        #expect(taken["result"]?["webview"] == "W1", "\(taken)")
+        #expect(k.bridge.sessions[p.session]!.heldBytes == configuration.maxSessionBytes)
+    }
+
     @Test func theEventFormIsRefusedToo() {
         var configuration = BridgeConfiguration()
         configuration.maxURLBytes = 100

@@ -476,7 +476,8 @@ extension Bridge {
                 // the url from before. Nor while the page's own request waits (held).
                 guard s.isBrowser, let page = s.pages[webview], b.held[page] == nil, let current = s.engine.webView(webview),
                       current.mode == .classic, current.url != clean,
-                      (try? b.checkURL(clean, "url")) != nil else { return }
+                      (try? b.checkURL(clean, "url")) != nil,
+                      (try? b.checkURLChange(s, webview: webview, url: clean)) != nil else { return }
                 let before = current.url
                 b.run(&s, .pwaNavigated(from: webview, url: clean), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                     guard case .success = result else { return }

@@ -57,6 +57,7 @@ extension Bridge {
         guard Self.constantTimeEquals(expectedToken, token) else {
             throw ProtocolError(.notAllowed, "wrong token for \(webview)")
         }
+        try checkURLChange(s, webview: webview, url: url)
         if let old = s.pages[webview], old != client {
             s.pages[webview] = nil
             clients[old]?.role = .detached(session: sid, webview: webview, why: "replaced by a newer page")

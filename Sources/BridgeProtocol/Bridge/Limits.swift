@@ -27,6 +27,18 @@ extension Bridge {
         throw ProtocolError(.limitExceeded, "session \(s.id) holds \(held) bytes of urls and titles; this would take it over --max-session-bytes (\(configuration.maxSessionBytes))")
     }
 
+    /// Before a step that gives a web view another url (a page's `hello` with its `url`,
+    /// `pwa-navigated`, the browser's report of a url change): the session within
+    /// `maxSessionBytes` afterwards (the url within `maxURLBytes` is `checkURL`'s).
+    func checkURLChange(_ s: Session, webview: ItemID, url: String?) throws(ProtocolError) {
+        guard let url, let current = s.engine.webView(webview) else { return }
+        let growth = url.utf8.count - current.url.utf8.count
+        guard growth > 0 else { return }
+        let held = s.heldBytes
+        guard held + growth > configuration.maxSessionBytes else { return }
+        throw ProtocolError(.limitExceeded, "session \(s.id) holds \(held) bytes of urls and titles; \(webview)'s new url (\(url.utf8.count) bytes) would take it over --max-session-bytes (\(configuration.maxSessionBytes))")
+    }
+
     /// After a router action computed on a copy: every url and title within `maxURLBytes`, the
     /// whole session within `maxSessionBytes`.
     func checkHeld(_ s: Session) throws(ProtocolError) {

@@ -116,6 +116,7 @@ extension Bridge {
             let url = PageURL.stripClaim(try p.string("url"))
             let source = try p.optionalString("source")
             try checkURL(url, "url")
+            try checkURLChange(s, webview: webview, url: url)
             // The engine's observation is announced here, with the page's `source`.
             run(&s, .pwaNavigated(from: webview, url: url), cause: PageEventName.pwaNavigated.name, now: now) { b, s, result in
                 guard case .success = result else { return }
