@@ -435,16 +435,19 @@ struct Driver {
         }
     }
 
-    static let controllerEvents: Set<String> = [
-        "session.created", "session.closed", "stack.changed", "foreground.shown", "foreground.removed", "pwa-rendered",
-        "webview.open", "webview.closed", "webview.failed", "page.connected", "page.disconnected", "navigate",
-        "pwa-navigated", "app.event", "external.open", "browser.crashed",
+    /// The events the observer may hear: the Bridge's own `ControllerEventName`s, a capacitor
+    /// session's (plugin calls and their answers, docs/CAPACITOR.md), and `navigate`, which a
+    /// navigation handler gets (`sendEvent`: no `ControllerEventName`). Hotwire's are not
+    /// among them (the fuzzer's `session.create` names no profile).
+    static let controllerEvents: Set<String> = Set([
+        ControllerEventName.sessionCreated, .sessionClosed, .sessionLimit,
+        .stackChanged, .webviewOpen, .webviewClosed, .webviewFailed, .externalOpen,
+        .pageConnected, .pageDisconnected, .pwaNavigated, .pwaRendered, .foregroundShown, .foregroundRemoved, .appEvent,
         // The shell's duties (Bridge+Shell.swift).
-        "webview.dialog", "webview.dialog.closed", "webview.crashed", "webview.unresponsive", "webview.responsive",
-        "webview.fileChooser", "webview.download", "session.limit",
-        // A capacitor session's plugin calls and their answers (docs/CAPACITOR.md).
-        "capacitor.call", "capacitor.result", "capacitor.ready",
-    ]
+        .webviewDialog, .webviewDialogClosed, .webviewCrashed, .webviewUnresponsive, .webviewResponsive,
+        .webviewFileChooser, .webviewDownload, .browserCrashed,
+        .capacitorCall, .capacitorResult, .capacitorReady,
+    ].map(\.name) + ["navigate"])
 
     /// Takes the frame `id` sent to `c` off what `c` is owed; false when `c` is owed nothing it
     /// answers. Replies keep the order of the frames: a reply with an id answers the first

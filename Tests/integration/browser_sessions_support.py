@@ -1,10 +1,12 @@
 """Shared pieces of the browser-session tests (docs/BROWSER.md): the demo directory, waits over
 the controller protocol (a web view's expression, a stack, a new browser session), a small
-site of its own on another loopback origin (fixture `site`), and /proc helpers that find a
+site of its own on another loopback origin (fixture `site`), a directory served as it is
+(`serve_directory`, the Capacitor tests' apps), and /proc helpers that find a
 daemon's Chromium processes. Used by test_browser_sessions.py, test_back_button.py and
 test_dashboard.py.
 """
 import asyncio
+import functools
 import http.server
 import json
 import os
@@ -127,6 +129,19 @@ def serving(handler):
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+class _QuietFiles(http.server.SimpleHTTPRequestHandler):
+    """A directory's files, without a log line per request."""
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_directory(path):
+    """Serves the files under `path` on a loopback port of its own while the generator is
+    suspended; yields its origin (a fixture's body: `yield from serve_directory(APP_DIR)`)."""
+    yield from serving(functools.partial(_QuietFiles, directory=str(path)))
 
 
 @pytest.fixture

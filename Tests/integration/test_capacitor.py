@@ -6,16 +6,13 @@ reload, a mocked Device.getInfo, Network's networkStatusChange from capacitor.em
 the hardware back (Android) and its refusal (iOS), the in-app browser, a plugin outside the
 session's list, App.exitApp. What the app saw is read from its DOM, awaited in the page (a
 MutationObserver), never polled."""
-import functools
-import http.server
 import json
 import pathlib
-import threading
 
 import pytest
 
 from bridgeclient import controller
-from browser_sessions_support import TIMEOUT, evaluate, run
+from browser_sessions_support import TIMEOUT, evaluate, run, serve_directory
 
 APP_DIR = pathlib.Path(__file__).resolve().parent / "capacitor_app"
 PLUGINS = ["App", "Preferences", "Storage", "Device", "Network", "Browser", "Keyboard"]
@@ -23,19 +20,9 @@ RUNTIMES = [("index.html", 8), ("v3.html", 3)]
 PLATFORMS = ["android", "ios"]
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def app_url():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(APP_DIR)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serve_directory(APP_DIR)
 
 
 def until_in_page(condition: str) -> str:

@@ -11,14 +11,12 @@ arrives as a CDP event and is answered at once; nothing polls.
 from __future__ import annotations
 
 import asyncio
-import functools
-import http.server
 import json
-import threading
 import time
 
 import pytest
 
+from browser_sessions_support import serve_directory
 from browser_support import REPO, WAIT_S, Browser, CDPError, find_chromium
 
 APP_DIR = REPO / "Tests" / "integration" / "capacitor_app"
@@ -65,19 +63,9 @@ def injected(platform: str) -> str:
     return PAGE_BRIDGE + CAPACITOR_JS.replace("/*@CAPACITOR_CONFIG@*/ null", json.dumps(config))
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def app_url():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(APP_DIR)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serve_directory(APP_DIR)
 
 
 class Native:

@@ -7,16 +7,14 @@ width, served by a plain server or from --web-dir at https://localhost/; each fa
 TMPDIR, where its Chromium keeps its profile: no process may be left with it once the check
 exited."""
 import json
-import functools
-import http.server
 import os
 import pathlib
 import shutil
 import tempfile
-import threading
 
 import pytest
 
+from browser_sessions_support import serve_directory
 from test_check import broken_rules, check, needs_chromium, run_cli
 from test_check_hotwire import findings
 
@@ -24,19 +22,9 @@ APP_DIR = pathlib.Path(__file__).resolve().parent / "capacitor_app" / "check"
 PLATFORMS = ["android", "ios"]
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
 def app():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(APP_DIR)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serve_directory(APP_DIR)
 
 
 def processes_with(text: str) -> list[str]:

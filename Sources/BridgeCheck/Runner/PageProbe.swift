@@ -147,14 +147,11 @@ enum PageProbe {
       return { status: e && typeof e.responseStatus === "number" ? e.responseStatus : 0, url: location.href, title: document.title }; })()
     """#
 
-    /// What a user can tap to go somewhere, visible ones only, in document order: `<a href>` and
-    /// `<area href>`, other elements with an `href` attribute (`ion-item`), `routerLink`,
-    /// `role="link"`, in the document and in open shadow roots. Each gets a selector for
-    /// `webview.click` (` >>> ` steps into a shadow root) and a key: its absolute url, or for a
-    /// `role="link"` without one, its text.
-    static let links = #"""
-    (() => {
-      const out = [], seen = new Set();
+    /// The page-side helpers the `links` and `tappables` scripts share: `visible(el)` (it has a
+    /// size, the browser shows it, nothing around it is `hidden` or `inert`), and
+    /// `selector(el)`, a selector for `webview.click` that marks the element (and the shadow
+    /// hosts it is inside; ` >>> ` steps into a shadow root) with a number of its own.
+    private static let helpers = #"""
       const visible = (el) => {
         const r = el.getBoundingClientRect();
         if (r.width <= 0 || r.height <= 0) return false;
@@ -173,6 +170,21 @@ enum PageProbe {
         for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) hosts.unshift(r.host);
         return hosts.map((x) => mark(x, "data-bridged-check-host")).concat([mark(el, "data-bridged-check")]).join(" >>> ");
       };
+    """#
+
+    /// A script of its own scope that can use `helpers`: `body` in a function it calls, whose
+    /// value is the script's.
+    private static func pageScript(_ body: String) -> String {
+        "(() => {\n" + helpers + "\n" + body + "\n})()"
+    }
+
+    /// What a user can tap to go somewhere, visible ones only, in document order: `<a href>` and
+    /// `<area href>`, other elements with an `href` attribute (`ion-item`), `routerLink`,
+    /// `role="link"`, in the document and in open shadow roots. Each gets a selector for
+    /// `webview.click` (` >>> ` steps into a shadow root) and a key: its absolute url, or for a
+    /// `role="link"` without one, its text.
+    static let links = pageScript(#"""
+      const out = [], seen = new Set();
       const consider = (el) => {
         const name = el.localName;
         if (el.id === "__bridged_foreground" || ["link", "base", "use", "image", "script", "style"].includes(name)) return;
@@ -203,8 +215,7 @@ enum PageProbe {
       };
       visit(document);
       return out;
-    })()
-    """#
+    """#)
 
     /// capacitor: the location and a digest of the screen, its visible text (a hidden route, a
     /// closed menu, shadow-only labels are not in it): the same screen gives the same digest.
@@ -225,27 +236,15 @@ enum PageProbe {
     /// roots. An element taken is not looked into (an `ion-button`'s own inner button). Back
     /// buttons are left out (going back is the explorer's), as are disabled ones and those
     /// beside the screen (a closed menu). Keys: the absolute url, else the kind and the label.
-    static let tappables = #"""
-    (() => {
+    static let tappables = pageScript(#"""
       const out = [], seen = new Set();
-      const visible = (el) => {
+      // Visible and on the screen: not beside it (a closed menu), not on a route Ionic hid,
+      // not hidden from assistive technology.
+      const shown = (el) => {
+        if (!visible(el)) return false;
         const r = el.getBoundingClientRect();
-        if (r.width <= 0 || r.height <= 0) return false;
         if (r.right <= 0 || r.left >= innerWidth) return false;
-        if (el.checkVisibility && !el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
-        return !(el.closest && el.closest("[hidden],[inert],.ion-page-hidden,[aria-hidden=true]"));
-      };
-      // One count per page, kept on the window: an element the app added since a former
-      // read (a route rendered) gets a number no other element has.
-      const marks = window.__bridgedCheckMarks || (window.__bridgedCheckMarks = { n: 0, h: 0 });
-      const mark = (el, attr) => {
-        if (!el.hasAttribute(attr)) el.setAttribute(attr, String(attr === "data-bridged-check" ? marks.n++ : marks.h++));
-        return `[${attr}="${el.getAttribute(attr)}"]`;
-      };
-      const selector = (el) => {
-        const hosts = [];
-        for (let r = el.getRootNode(); r instanceof ShadowRoot; r = r.host.getRootNode()) hosts.unshift(r.host);
-        return hosts.map((x) => mark(x, "data-bridged-check-host")).concat([mark(el, "data-bridged-check")]).join(" >>> ");
+        return !(el.closest && el.closest(".ion-page-hidden,[aria-hidden=true]"));
       };
       const BUTTONS = new Set(["button", "ion-button", "ion-tab-button", "ion-menu-toggle", "ion-menu-button", "ion-segment-button",
                                "ion-fab-button", "ion-chip"]);
@@ -274,7 +273,7 @@ enum PageProbe {
                  || (name === "ion-card" && el.hasAttribute("button")) || (name === "input" && ["submit", "button"].includes(el.type))) {
           kind = el.getAttribute("role") === "button" && !BUTTONS.has(name) ? name + "[role=button]" : name;
         } else return null;
-        if (disabled(el) || !visible(el)) return "skip";
+        if (disabled(el) || !shown(el)) return "skip";
         let href = null;
         if (raw !== null && raw !== "" && !raw.startsWith("#") && !/^javascript:/i.test(raw)) {
           try { href = new URL(raw, document.baseURI).href; } catch (e) { return "skip"; }
@@ -301,6 +300,5 @@ enum PageProbe {
       };
       visit(document.documentElement);
       return out;
-    })()
-    """#
+    """#)
 }

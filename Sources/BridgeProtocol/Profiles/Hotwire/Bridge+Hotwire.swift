@@ -48,6 +48,11 @@ struct HotwireTabState: Equatable {
     /// Whether its navigator started (its main web view's tab opened): the first tab at once,
     /// the others when first selected.
     var started: Bool
+
+    /// The context `webview` shows in this tab.
+    func context(of webview: ItemID) -> HotwireContext? {
+        webviews.first { $0.value == webview }?.key
+    }
 }
 
 /// The hotwire-native side of one browser session.
@@ -55,12 +60,9 @@ struct HotwireState: Equatable {
     var profile: HotwireProfile
     /// The tabs, in the tab bar's order (one, `main`, without `tabs`).
     var tabs: [HotwireTabState]
-    /// The tab the user sees.
+    /// The tab the user sees. (The tab a page's message, a proposal or a back works on is
+    /// passed down from where it came in: `tabOrSelected(of:)`, `applyHotwire(_:_:tab:now:)`.)
     var selected = 0
-    /// The tab being worked on: the one of the page whose message is handled, else the
-    /// selected one. Set at every way in (`focus(on:)`); `navigator`, `webviews` and `items`
-    /// are its.
-    var focus = 0
     /// Page events waiting for their page, by web view, in order.
     var pending: [ItemID: [HotwirePageEvent]] = [:]
     /// Web views under the snapshot of the screen they are visiting again (a back).
@@ -70,26 +72,6 @@ struct HotwireState: Equatable {
     var configurationFetch: ConfigurationFetch = .notAsked
     enum ConfigurationFetch: Equatable {
         case notAsked, asked, answered
-    }
-
-    var navigator: HotwireNavigator {
-        get { tabs[focus].navigator }
-        set { tabs[focus].navigator = newValue }
-    }
-
-    var webviews: [HotwireContext: ItemID] {
-        get { tabs[focus].webviews }
-        set { tabs[focus].webviews = newValue }
-    }
-
-    var items: [Int: ItemID] {
-        get { tabs[focus].items }
-        set { tabs[focus].items = newValue }
-    }
-
-    /// The context `webview` shows in the focused tab.
-    func context(of webview: ItemID) -> HotwireContext? {
-        webviews.first { $0.value == webview }?.key
     }
 
     /// The web view a tab shows: its modal's while one is presented, else its main one.
@@ -102,9 +84,9 @@ struct HotwireState: Equatable {
         tabs.firstIndex { $0.webviews.values.contains(webview) }
     }
 
-    /// Focuses the tab of `webview` (the selected one when nil or no tab's).
-    mutating func focus(on webview: ItemID?) {
-        focus = webview.flatMap { tab(of: $0) } ?? selected
+    /// The tab of `webview`; the selected one when nil or no tab's.
+    func tabOrSelected(of webview: ItemID?) -> Int {
+        webview.flatMap { tab(of: $0) } ?? selected
     }
 }
 
@@ -152,11 +134,10 @@ extension Bridge {
     /// (`not-allowed`) and changes nothing, so that no page can set the app's rules.
     mutating func hotwirePageEvent(_ client: ClientID, name: String, _ params: JSONObject, _ s: inout Session,
                                    webview: ItemID, now: Int64) throws(ProtocolError) -> Bool {
-        guard s.hotwire != nil else { return false }
-        s.hotwire!.focus(on: webview)
+        guard let h = s.hotwire else { return false }
         switch name {
         case "hotwire.message":
-            hotwireMessage(client, params, &s, webview: webview, now: now)
+            hotwireMessage(client, params, &s, webview: webview, tab: h.tabOrSelected(of: webview), now: now)
         case "bridge.message":
             bridgeMessage(params, &s, webview: webview)
         case "bridge.ready":
@@ -169,7 +150,8 @@ extension Bridge {
         return true
     }
 
-    private mutating func hotwireMessage(_ client: ClientID, _ params: JSONObject, _ s: inout Session, webview: ItemID, now: Int64) {
+    private mutating func hotwireMessage(_ client: ClientID, _ params: JSONObject, _ s: inout Session, webview: ItemID, tab: Int,
+                                         now: Int64) {
         let name = params["name"]?.stringValue ?? ""
         let data = params["data"]?.objectValue ?? JSONObject()
         let location = params["location"]?.stringValue
@@ -178,7 +160,7 @@ extension Bridge {
             w.key("name"); w.string(name)
             w.key("data"); w.write(.object(data))
         }
-        guard let context = s.hotwire!.context(of: webview) else { return }
+        guard let context = s.hotwire!.tabs[tab].context(of: webview) else { return }
         switch name {
         case "visitProposed":
             guard let target = data["location"]?.stringValue, !target.isEmpty else { return }
@@ -186,8 +168,9 @@ extension Bridge {
             hotwirePropose(client, &s, HotwireProposal(location: target, options: options, from: webview), now: now)
         case "pageLoaded", "visitCompleted":
             let rid = data["restorationIdentifier"]?.stringValue
-            s.hotwire!.navigator.recordVisit(context: context, restorationIdentifier: rid, url: location.map(PageURL.stripClaim))
-            redrawHotwire(&s, now: now)
+            s.hotwire!.tabs[tab].navigator.recordVisit(context: context, restorationIdentifier: rid,
+                                                       url: location.map(PageURL.stripClaim))
+            redrawHotwire(&s, tab: tab, now: now)
         case "visitStarted":
             // The visit an overlay waits for names its identifier.
             if let overlay = s.hotwire!.overlays[webview], overlay.identifier == nil,
@@ -197,13 +180,13 @@ extension Bridge {
             }
         case "visitRequestFailed", "visitRequestFailedWithNonHttpStatusCode":
             let status = data["statusCode"]?.intValue.map(Int.init) ?? 0
-            s.hotwire!.navigator.recordFailure(context: context, statusCode: status)
+            s.hotwire!.tabs[tab].navigator.recordFailure(context: context, statusCode: status)
             removeHotwireOverlay(&s, webview: webview, identifier: data["identifier"]?.stringValue)
-            redrawHotwire(&s, now: now)
+            redrawHotwire(&s, tab: tab, now: now)
         case "formSubmissionFinished":
-            s.hotwire!.navigator.formSubmissionFinished(context: context)
+            s.hotwire!.tabs[tab].navigator.formSubmissionFinished(context: context)
         case "pageInvalidated":
-            applyHotwire(s.hotwire!.navigator.pageInvalidated(context: context), &s, now: now)
+            applyHotwire(s.hotwire!.tabs[tab].navigator.pageInvalidated(context: context), &s, tab: tab, now: now)
         case "visitRendered":
             removeHotwireOverlay(&s, webview: webview, identifier: data["identifier"]?.stringValue)
         default:
@@ -301,8 +284,7 @@ extension Bridge {
     mutating func bridgeReply(_ client: ClientID, id: Int64, _ p: Params, _ s: inout Session) throws(ProtocolError) {
         let sid = s.id
         let text = try p.string("webview")
-        if let wid = ItemID(parsing: text) { s.hotwire!.focus(on: wid) }
-        guard let wid = ItemID(parsing: text), s.hotwire!.context(of: wid) != nil else {
+        guard let wid = ItemID(parsing: text), s.hotwire!.tab(of: wid) != nil else {
             throw ProtocolError(.unknownWebview, "session \(sid) has no web view \"\(text)\"")
         }
         let messageID = try p.string("id")
@@ -325,10 +307,10 @@ extension Bridge {
         let mark = effects.count
         let before = Set(s.engine.stack.map(\.id))
         var action = "none"
-        s.hotwire!.focus(on: nil)
-        if let decision = s.hotwire!.navigator.back() {
+        let tab = s.hotwire!.selected
+        if let decision = s.hotwire!.tabs[tab].navigator.back() {
             action = "pop"
-            applyHotwire(decision, &s, now: now)
+            applyHotwire(decision, &s, tab: tab, now: now)
         }
         guard let client, let id else { return }
         let removed = before.subtracting(s.engine.stack.map(\.id)).sorted()
@@ -359,25 +341,25 @@ extension Bridge {
     /// (`placeholder.snapshot`, and the overlay of a back to it). Without a client it goes
     /// ahead with no picture.
     mutating func hotwirePropose(_ client: ClientID?, _ s: inout Session, _ p: HotwireProposal, now: Int64) {
-        s.hotwire!.focus(on: p.from)
-        let h = s.hotwire!
-        let context = p.from.flatMap { h.context(of: $0) } ?? h.navigator.activeContext
-        let before = h.navigator.shown
+        let tab = s.hotwire!.tabOrSelected(of: p.from)
+        let t = s.hotwire!.tabs[tab]
+        let context = p.from.flatMap { t.context(of: $0) } ?? t.navigator.activeContext
+        let before = t.navigator.shown
         if let client, snapshotInHand == nil {
-            var trial = h.navigator
+            var trial = t.navigator
             _ = trial.propose(location: p.location, options: p.options, from: context)
-            if let covered = Self.coveredContext(before: h.navigator, after: trial), let webview = h.webviews[covered] {
+            if let covered = Self.coveredContext(before: t.navigator, after: trial), let webview = t.webviews[covered] {
                 holdForSnapshot(client, &s, webview: webview, p)
                 return
             }
         }
         let mark = effects.count
-        let decision = s.hotwire!.navigator.propose(location: p.location, options: p.options, from: context)
-        applyHotwire(decision, &s, now: now)
+        let decision = s.hotwire!.tabs[tab].navigator.propose(location: p.location, options: p.options, from: context)
+        applyHotwire(decision, &s, tab: tab, now: now)
         if let image = snapshotInHand, !image.isEmpty {
             // The screen the pictured web view showed, if it became a placeholder.
-            for (context, screen) in before where s.hotwire!.navigator.shown[context] != screen {
-                if let item = s.hotwire!.items[screen], item.kind == .placeholder {
+            for (context, screen) in before where s.hotwire!.tabs[tab].navigator.shown[context] != screen {
+                if let item = s.hotwire!.tabs[tab].items[screen], item.kind == .placeholder {
                     store(image, placeholder: item, in: &s.browser!)
                     break
                 }
@@ -426,8 +408,8 @@ extension Bridge {
         }
     }
 
-    /// The tree's items for one context's screens.
-    private func hotwireItems(_ h: inout HotwireState, _ context: HotwireContext, ids: inout ItemIDAllocator,
+    /// The tree's items for one context's screens in tab `h`.
+    private func hotwireItems(_ h: HotwireTabState, _ context: HotwireContext, ids: inout ItemIDAllocator,
                               used: inout [Int: ItemID]) -> [RouteStackItem] {
         let nav = h.navigator
         let screens = nav.stack(context)
@@ -472,27 +454,28 @@ extension Bridge {
     }
 
     /// Brings the tree and the engine in step with the navigator after a report that changed no
-    /// screen (URLs, restoration identifiers, failures): no `stack.changed`.
-    mutating func redrawHotwire(_ s: inout Session, now: Int64) {
-        applyHotwire(HotwireDecision(presentation: .none, outcome: [], commands: [], changed: false), &s, now: now)
+    /// screen (URLs, restoration identifiers, failures) in tab `tab`: no `stack.changed`.
+    mutating func redrawHotwire(_ s: inout Session, tab: Int, now: Int64) {
+        applyHotwire(HotwireDecision(presentation: .none, outcome: [], commands: [], changed: false), &s, tab: tab, now: now)
     }
 
-    /// Draws the navigator's stacks as the session's tree and engine stack, opens or closes the
-    /// modal web view, and sends the decision's commands to the pages.
-    mutating func applyHotwire(_ d: HotwireDecision, _ s: inout Session, now: Int64) {
+    /// Draws the navigators' stacks as the session's tree and engine stack, opens or closes the
+    /// modal web view of tab `tab` (the one whose navigator decided `d`), and sends the
+    /// decision's commands to that tab's pages.
+    mutating func applyHotwire(_ d: HotwireDecision, _ s: inout Session, tab: Int, now: Int64) {
         guard var h = s.hotwire else { return }
         let sid = s.id
-        let nav = h.navigator
+        let nav = h.tabs[tab].navigator
         var opened: (webview: ItemID, url: String, token: String)?
         var removed: [ItemID] = []
-        if !nav.modal.isEmpty, h.webviews[.modal] == nil {
+        if !nav.modal.isEmpty, h.tabs[tab].webviews[.modal] == nil {
             let webview = s.engine.itemIDs.next(.webview)
             let token = issueToken(&s, webview)
-            h.webviews[.modal] = webview
+            h.tabs[tab].webviews[.modal] = webview
             let shown = nav.modal.last { $0.id == nav.shown[.modal] } ?? nav.modal.last!
             opened = (webview, shown.url, token)
         }
-        if nav.modal.isEmpty, let modal = h.webviews.removeValue(forKey: .modal) {
+        if nav.modal.isEmpty, let modal = h.tabs[tab].webviews.removeValue(forKey: .modal) {
             removed.append(modal)
             h.pending[modal] = nil
             h.overlays[modal] = nil
@@ -500,26 +483,23 @@ extension Bridge {
         // The pictures of the screens this decision visits again (their placeholders go now).
         var pictures: [Int: [UInt8]] = [:]
         for visit in d.visits {
-            if let item = h.items[visit.screen], item.kind == .placeholder, let image = s.browser?.snapshot(of: item) {
+            if let item = h.tabs[tab].items[visit.screen], item.kind == .placeholder, let image = s.browser?.snapshot(of: item) {
                 pictures[visit.screen] = image
             }
         }
-        // Every tab's screens (the focused tab's changed; the others are drawn as they were).
+        // Every tab's screens (tab `tab`'s changed; the others are drawn as they were).
         var ids = s.engine.itemIDs
         var stacks: [TabStack] = []
         var modalItems: [RouteStackItem] = []
-        let focus = h.focus
-        for tab in h.tabs.indices {
-            h.focus = tab
+        for other in h.tabs.indices {
             var used: [Int: ItemID] = [:]
-            let main = hotwireItems(&h, .default, ids: &ids, used: &used)
-            let modal = hotwireItems(&h, .modal, ids: &ids, used: &used)
-            if tab == focus { removed.append(contentsOf: Set(h.items.values).subtracting(used.values).sorted()) }
-            h.items = used
-            stacks.append(TabStack(name: h.profile.tabs.isEmpty ? "main" : h.profile.tabs[tab].title, items: main))
-            if tab == h.selected { modalItems = modal }
+            let main = hotwireItems(h.tabs[other], .default, ids: &ids, used: &used)
+            let modal = hotwireItems(h.tabs[other], .modal, ids: &ids, used: &used)
+            if other == tab { removed.append(contentsOf: Set(h.tabs[other].items.values).subtracting(used.values).sorted()) }
+            h.tabs[other].items = used
+            stacks.append(TabStack(name: h.profile.tabs.isEmpty ? "main" : h.profile.tabs[other].title, items: main))
+            if other == h.selected { modalItems = modal }
         }
-        h.focus = focus
         s.engine.itemIDs = ids
         let before = s.tree ?? NavigationTree(tabs: [TabStack(name: "main", items: [])])
         let tree = NavigationTree(tabs: stacks, activeTab: h.selected, modal: modalItems)
@@ -536,8 +516,8 @@ extension Bridge {
             emitStackChanged(&s, cause: d.cause, transitions: transitions)
         }
         for id in removed { s.webTokens[id] = nil }
-        if removed.contains(where: { $0.kind == .webview }), s.hotwire!.focus == s.hotwire!.selected,
-           let main = s.hotwire!.webviews[.default] {
+        if removed.contains(where: { $0.kind == .webview }), tab == s.hotwire!.selected,
+           let main = s.hotwire!.tabs[tab].webviews[.default] {
             // The modal's tab went: the main web view shows again (and draws: Turbo renders in
             // animation frames, which a tab in the background does not get).
             effects.append(.host(.showTab(session: sid, webview: main)))
@@ -547,7 +527,7 @@ extension Bridge {
             emitWebviewOpen(&s, opened.webview, url: opened.url, token: opened.token)
             effects.append(.host(.openTab(session: sid, webview: opened.webview, url: opened.url, token: opened.token,
                                           post: nil, root: false)))
-            if let h = s.hotwire, h.focus != h.selected, let top = h.topWebView(of: h.selected) {
+            if let h = s.hotwire, tab != h.selected, let top = h.topWebView(of: h.selected) {
                 // A tab in the background presented a modal: the selected tab stays in front.
                 effects.append(.host(.showTab(session: sid, webview: top)))
             }
@@ -555,7 +535,7 @@ extension Bridge {
         for command in d.commands {
             switch command {
             case .visit(let visit):
-                guard let webview = s.hotwire!.webviews[visit.context] else { continue }
+                guard let webview = s.hotwire!.tabs[tab].webviews[visit.context] else { continue }
                 if webview == opened?.webview { continue }  // its tab's first load is the cold boot
                 if visit.coldBoot {
                     sendToHotwirePage(&s, webview, "hotwire.reload", [:])
@@ -573,17 +553,17 @@ extension Bridge {
                     "restorationIdentifier": visit.restorationIdentifier.map(JSONValue.string) ?? .null,
                 ])
             case .cacheSnapshot(let context):
-                if let webview = s.hotwire!.webviews[context] { sendToHotwirePage(&s, webview, "hotwire.cacheSnapshot", [:]) }
+                if let webview = s.hotwire!.tabs[tab].webviews[context] { sendToHotwirePage(&s, webview, "hotwire.cacheSnapshot", [:]) }
             case .clearSnapshotCache(let context):
-                if let webview = s.hotwire!.webviews[context] {
+                if let webview = s.hotwire!.tabs[tab].webviews[context] {
                     sendToHotwirePage(&s, webview, "hotwire.clearSnapshotCache", [:])
                 }
             case .restoreCurrentVisit(let context):
-                if let webview = s.hotwire!.webviews[context] {
+                if let webview = s.hotwire!.tabs[tab].webviews[context] {
                     sendToHotwirePage(&s, webview, "hotwire.restoreCurrentVisit", [:])
                 }
             case .openExternal(let url):
-                let from = s.hotwire!.webviews[s.hotwire!.navigator.activeContext]
+                let from = s.hotwire!.tabs[tab].webviews[s.hotwire!.tabs[tab].navigator.activeContext]
                 emitExternalOpen(&s, url: url, from: from)
             }
         }

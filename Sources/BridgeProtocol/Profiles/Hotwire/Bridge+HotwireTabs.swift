@@ -18,7 +18,6 @@ extension Bridge {
         let mark = effects.count
         if tab != h.selected {
             s.hotwire!.selected = tab
-            s.hotwire!.focus = tab
             var opened: (ItemID, String, String)?
             if !h.tabs[tab].started, let webview = h.tabs[tab].webviews[.default] {
                 s.hotwire!.tabs[tab].started = true
@@ -28,7 +27,7 @@ extension Bridge {
                 effects.append(.host(.showTab(session: sid, webview: top)))
             }
             applyHotwire(HotwireDecision(presentation: .none, outcome: ["selectTab"], commands: [], changed: true),
-                         &s, now: now)
+                         &s, tab: tab, now: now)
             if let (webview, url, token) = opened {
                 rememberToken(&s, webview, token)
                 emitWebviewOpen(&s, webview, url: url, token: token)
