@@ -409,7 +409,7 @@ struct WaitingFrame: Sendable, CustomTestStringConvertible {
     @Test func aFailedTabIsAnEventAndABackPopsIt() {
         var h = BridgeHarness()
         let (ctl, sid, _) = Self.withPage(&h)
-        h.push(ctl, sid, "http://127.0.0.1:9/down")
+        _ = h.push(ctl, sid, "http://127.0.0.1:9/down")
         h.host(.tabFailed(session: sid, webview: .webview(2), url: "http://127.0.0.1:9/down", reason: "net::ERR_CONNECTION_REFUSED"))
         let failed = h.events(ctl, "webview.failed")
         #expect(failed.map { $0["params"] } == [["session": .string(sid), "webview": "W2", "url": "http://127.0.0.1:9/down",
