@@ -74,7 +74,14 @@ final class CDPConnection: @unchecked Sendable {
     private let lock = NSLock()
     private var nextId: Int64 = 1
     /// Calls sent and not answered: each takes its reply (or its failure) once.
-    private var pending: [Int64: @Sendable (Result<JSONValue, any Error>) -> Void] = [:]
+    private var pending: [Int64: Pending] = [:]
+
+    private struct Pending {
+        /// The DevTools session it was sent on (nil: the browser's own).
+        var session: CDPSessionID?
+        var method: String
+        var answer: @Sendable (Result<JSONValue, any Error>) -> Void
+    }
     private var closed = false
     let events: AsyncStream<CDPEvent>
     private let eventSink: AsyncStream<CDPEvent>.Continuation
@@ -123,7 +130,7 @@ final class CDPConnection: @unchecked Sendable {
         let bytes = JSONValue.object(message).serialized()
         let accepted: Bool = lock.withLock {
             if closed { return false }
-            pending[id] = answer
+            pending[id] = Pending(session: session, method: method, answer: answer)
             return true
         }
         guard accepted else {
@@ -137,8 +144,22 @@ final class CDPConnection: @unchecked Sendable {
     }
 
     private func fail(_ id: Int64, with error: BrowserError) {
-        let answer = lock.withLock { pending.removeValue(forKey: id) }
-        answer?(.failure(error))
+        let entry = lock.withLock { pending.removeValue(forKey: id) }
+        entry?.answer(.failure(error))
+    }
+
+    /// The calls sent on `session`, a DevTools session Chromium detached (its tab closed, its
+    /// browser context disposed): Chromium answers none of them, so they fail now, as the tab's
+    /// absence (`unknownTarget`), instead of waiting for their timeout. (A click whose page closed
+    /// its own session, `App.exitApp`, waited 15 s for the check that follows the release.)
+    private func failCalls(on session: CDPSessionID) {
+        let gone: [Pending] = lock.withLock {
+            let ids = pending.compactMap { $0.value.session == session ? $0.key : nil }
+            return ids.compactMap { pending.removeValue(forKey: $0) }
+        }
+        for call in gone {
+            call.answer(.failure(BrowserError.unknownTarget("its tab closed before it answered \(call.method)")))
+        }
     }
 
     var isClosed: Bool { lock.withLock { closed } }
@@ -146,7 +167,7 @@ final class CDPConnection: @unchecked Sendable {
     private func transportClosed() {
         let waiting: [@Sendable (Result<JSONValue, any Error>) -> Void] = lock.withLock {
             closed = true
-            let all = Array(pending.values)
+            let all = pending.values.map(\.answer)
             pending.removeAll()
             return all
         }
@@ -158,13 +179,17 @@ final class CDPConnection: @unchecked Sendable {
     private func dispatch(_ bytes: [UInt8]) {
         guard let value = try? JSONParser.parse(bytes, maxDepth: 200), case .object(let object) = value else { return }
         if let id = object["id"]?.intValue {
-            guard let answer = lock.withLock({ pending.removeValue(forKey: id) }) else { return }
+            guard let answer = lock.withLock({ pending.removeValue(forKey: id)?.answer }) else { return }
             if let error = object["error"] {
                 answer(.failure(BrowserError.browser(error["message"]?.stringValue ?? "\(error)")))
             } else {
                 answer(.success(object["result"] ?? .object([:])))
             }
         } else if let method = object["method"]?.stringValue {
+            if method == DevToolsEvent.detachedFromTargetMethod,
+               let gone = object["params"]?["sessionId"]?.stringValue.map(CDPSessionID.init(_:)) {
+                failCalls(on: gone)
+            }
             eventSink.yield(CDPEvent(event: DevToolsEvent(method: method, params: object["params"] ?? .object([:])),
                                      sessionId: object["sessionId"]?.stringValue.map(CDPSessionID.init(_:))))
         }

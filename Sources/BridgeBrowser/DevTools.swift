@@ -179,8 +179,12 @@ enum DevToolsEvent: Sendable, Equatable {
     case targetInfoChanged(TargetInfo)
     case targetDestroyed(TargetID)
     case targetCrashed(TargetID, status: String?, errorCode: Int64?)
+    /// A DevTools session ended (its target closed): `CDPConnection` fails the calls sent on it.
+    case detachedFromTarget(CDPSessionID)
     case downloadWillBegin(guid: String?, frameId: String?, url: String, suggestedFilename: String)
     case other(String)
+
+    static let detachedFromTargetMethod = "Target.detachedFromTarget"
 
     init(method: String, params p: JSONValue) {
         switch method {
@@ -230,6 +234,9 @@ enum DevToolsEvent: Sendable, Equatable {
         case "Target.targetCrashed":
             guard let id = p["targetId"]?.stringValue else { self = .other(method); return }
             self = .targetCrashed(TargetID(id), status: p["status"]?.stringValue, errorCode: p["errorCode"]?.intValue)
+        case Self.detachedFromTargetMethod:
+            guard let id = p["sessionId"]?.stringValue else { self = .other(method); return }
+            self = .detachedFromTarget(CDPSessionID(id))
         case "Browser.downloadWillBegin":
             self = .downloadWillBegin(guid: p["guid"]?.stringValue, frameId: p["frameId"]?.stringValue, url: p["url"]?.stringValue ?? "",
                                       suggestedFilename: p["suggestedFilename"]?.stringValue ?? "")

@@ -89,6 +89,27 @@ import Testing
         await #expect(throws: BrowserError.timeout("Page.navigate")) { try await reply.value }
     }
 
+    /// Chromium answers no call of a DevTools session it detached (the tab closed, its context
+    /// disposed): those calls fail at once, as the tab's absence, not after their timeout; the
+    /// calls of other sessions and the browser's own wait for their answers.
+    @Test func aDetachedSessionsCallsFailAtOnce() async throws {
+        let transport = Transport()
+        let cdp = CDPConnection(transport: transport) {}
+        let onGone = cdp.start(.evaluate("1"), session: "S1", timeout: 600)
+        let onOther = cdp.start(.evaluate("2"), session: "S2", timeout: 600)
+        let browsers = cdp.start(.bringToFront, timeout: 600)
+        transport.answer(["method": "Target.detachedFromTarget", "params": ["sessionId": "S1", "targetId": "T1"]])
+        await #expect(throws: BrowserError.unknownTarget("its tab closed before it answered Runtime.evaluate")) { try await onGone.value }
+        #expect(!onOther.failed && !browsers.failed)
+        transport.answer(["id": try #require(transport.sent[1]["id"]), "result": ["ok": true]])
+        transport.answer(["id": try #require(transport.sent[2]["id"]), "result": [:]])
+        #expect(try await onOther.value == ["ok": true])
+        #expect(try await browsers.value == [:])
+        // The event is still an event for those who listen.
+        var events = cdp.events.makeAsyncIterator()
+        #expect(await events.next()?.event == .detachedFromTarget("S1"))
+    }
+
     @Test func theBrowserGoingAwayFailsStartedCallsAndLaterOnes() async throws {
         let transport = Transport()
         let closed = Inbox()
