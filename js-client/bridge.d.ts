@@ -29,6 +29,7 @@ export declare class BridgeError extends Error {
 export type ConnectionState = "connecting" | "open" | "reconnecting" | "suspended" | "closed";
 
 export type ConnectionEvent =
+  // reclaimed: the bridge was open before, or this open follows reclaim()
   | { state: "open"; session: string; webview: string; reclaimed: boolean }
   | { state: "reconnecting"; attempt: number; delayMs: number; code?: number; reason?: string }
   | { state: "suspended" }
@@ -154,7 +155,7 @@ export interface ConnectOptions {
 
 export declare class Bridge {
   constructor(options?: ConnectOptions);
-  /** Resolves with this bridge after the first successful `hello`; rejects if it closes first. */
+  /** Resolves with this bridge after the first successful `hello`; rejects if it closes first (a new promise after `reclaim`). */
   readonly ready: Promise<Bridge>;
   readonly state: ConnectionState;
   /** The WebSocket URL in use (null when none could be derived). */
@@ -184,8 +185,19 @@ export declare class Bridge {
   onBack(handler: ((params: BackEventParams) => void) | null): () => void;
   on<K extends keyof BridgeEvents>(name: K, callback: (params: BridgeEvents[K], frame: Frame) => void): () => void;
   on(name: string, callback: (params: Record<string, unknown>, frame: Frame) => void): () => void;
-  /** Closes for good; pending requests reject with code "closed". */
+  /** Closes for good (until a `reclaim`); pending requests reject with code "closed". */
   close(): void;
+  /**
+   * Opens a closed bridge again, on this same object, for the web view `claim` names (the daemon
+   * calls it when it hands a kept document to a new web view, e.g. hotwire-native's modal on iOS).
+   * The hello carries `claim` and the page's current url; listeners and the `onBack` handler stay;
+   * `ready` becomes a new promise; requests made before the hello is answered are queued; the
+   * `connection` event of the open says `reclaimed: true`. A refused claim closes the bridge again
+   * (never a new session in its place). Returns true when the connection attempt started; false,
+   * changing nothing, when the bridge is not "closed" or has no WebSocket URL. Throws a
+   * BridgeError "invalid-params" unless `claim` has three non-empty strings.
+   */
+  reclaim(claim: Claim): boolean;
 }
 
 /** Connects and resolves with the bridge after a successful `hello`. */

@@ -172,6 +172,7 @@ export class Bridge {
     this._reportUrl = options.reportUrl !== false;
     this._claimFallback = options.claimFallback !== false;
     this._shouldIntercept = options.shouldIntercept ?? null;
+    this._intercept = options.interceptNavigation !== false; // kept for reclaim(), which installs the hooks again
     // Came back by the browser's Back/Forward: the first hello says so (`history: true`), and
     // the daemon brings its stack in step with the tab (docs/PROTOCOL.md, "The browser's history").
     this._fromHistory = options.fromHistory ?? cameByHistory(this._window);
@@ -196,6 +197,7 @@ export class Bridge {
     this._timer = null;
     this._helloId = null;
     this._everOpen = false;
+    this._byReclaim = false; // reclaim() gave the claim: never a new session in its place
     this._knownUrl = null; // the daemon's idea of this web view's url
     this._domCleanup = [];
 
@@ -213,11 +215,7 @@ export class Bridge {
       this._claimRecalled = this._claim !== null;
     }
 
-    this.ready = new Promise((resolve, reject) => {
-      this._resolveReady = resolve;
-      this._rejectReady = reject;
-    });
-    this.ready.catch(() => {}); // a caller that never awaits `ready` must not see an unhandled rejection
+    this._newReady();
 
     try {
       this.url = resolveBridgeUrl(href, options.moduleUrl ?? import.meta.url, options.url);
@@ -230,8 +228,16 @@ export class Bridge {
       this._shutdown(new BridgeError("bad-url", "no WebSocket implementation (pass {WebSocket})"));
       return;
     }
-    this._installDom(options.interceptNavigation !== false);
+    this._installDom(this._intercept);
     this._open();
+  }
+
+  _newReady() {
+    this.ready = new Promise((resolve, reject) => {
+      this._resolveReady = resolve;
+      this._rejectReady = reject;
+    });
+    this.ready.catch(() => {}); // a caller that never awaits `ready` must not see an unhandled rejection
   }
 
   // --- public API ----------------------------------------------------------------------------
@@ -327,7 +333,44 @@ export class Bridge {
     };
   }
 
-  /** Closes the bridge for good: pending requests reject with code "closed". */
+  /**
+   * Opens a closed bridge again, on this same object, for the web view `claim` names
+   * (`{session, webview, token}`, three non-empty strings; an invalid claim throws a BridgeError
+   * "invalid-params"). The daemon does this when it hands a kept document to a new web view
+   * (hotwire-native's modal on iOS). Listeners and the `onBack` handler stay; `ready` is a new
+   * promise; requests made before the new `hello` is answered are queued. A refused claim closes
+   * the bridge again (never a new session in its place). Returns true when the connection attempt
+   * started; false, changing nothing, when the bridge is not closed (it speaks for a web view
+   * already) or has no WebSocket URL or implementation.
+   */
+  reclaim(claim) {
+    const valid = isPlainObject(claim) &&
+      ["session", "webview", "token"].every((key) => typeof claim[key] === "string" && claim[key] !== "");
+    if (!valid) throw new BridgeError("invalid-params", "reclaim takes {session, webview, token}, three non-empty strings");
+    if (this.state !== "closed" || this.url === null || typeof this._WebSocket !== "function") return false;
+    this.state = "connecting";
+    this.session = null;
+    this.webview = null;
+    this.token = null;
+    this.pageUrl = null;
+    this.stack = null;
+    this.closeReason = null;
+    this._claim = { session: claim.session, webview: claim.webview, token: claim.token };
+    this._claimFromUrl = false;
+    this._claimRecalled = false;
+    this._fromHistory = false;
+    this._byReclaim = true;
+    this._knownUrl = null;
+    this._attempt = 0;
+    this._helloId = null;
+    this._queue = [];
+    this._newReady();
+    this._installDom(this._intercept);
+    this._open();
+    return this.state !== "closed"; // false only if the WebSocket could not even be created
+  }
+
+  /** Closes the bridge for good (until a `reclaim`): pending requests reject with code "closed". */
   close() {
     if (this.state === "closed") return;
     this._shutdown(new BridgeError("closed", "closed by the page"), 1000, "closed by the page");
@@ -375,7 +418,7 @@ export class Bridge {
   }
 
   _onHello(result, sent) {
-    const reclaimed = this._everOpen;
+    const reclaimed = this._everOpen || this._byReclaim;
     this.session = result.session;
     this.webview = result.webview;
     this.token = result.token;
@@ -402,7 +445,7 @@ export class Bridge {
     // A claim recalled for this history entry (not the page's own) that is refused for any
     // reason: forgotten, and a new session rather than an error.
     const recalled = this._claimRecalled && claim === this._claim;
-    if (!this._everOpen && claim && (recalled || (this._claimFallback && error.code === "unknown-session"))) {
+    if (!this._everOpen && !this._byReclaim && claim && (recalled || (this._claimFallback && error.code === "unknown-session"))) {
       this._console?.warn?.(`bridge: ${error.message}; starting a new session`);
       if (recalled) forgetClaim(this._storage, this._entryKey());
       this._claimRecalled = false;
@@ -471,8 +514,10 @@ export class Bridge {
     this._pending.clear();
     this._queue = [];
     for (const undo of this._domCleanup.splice(0)) undo();
+    // Taken before the listeners run: one of them may reclaim() the bridge, which makes a new `ready`.
+    const rejectReady = this._rejectReady;
     this._emit("connection", { state: "closed", code: error.code, reason: error.message });
-    this._rejectReady(error);
+    rejectReady(error);
   }
 
   _closedError() {
