@@ -170,6 +170,7 @@ extension BrowserHost {
         if clientFailed {
             return try await replaceDeadSpare(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: tabUserAgent)
         }
+        if let client, let added = try? await client.value { machine.tabs[key]?.scriptIdentifier = added["identifier"]?.stringValue }
         if let loadError {
             await closeTabNow(session: session, webview: webview)
             throw loadError
@@ -227,7 +228,10 @@ extension BrowserHost {
         _ = try await (page, fetch, ua, metrics, touch, sw, lifecycle, chooser)
         // `script` runs before every document's own, from the next document on (and in the
         // current one, which skips it unless it has an http(s) origin).
-        if let script { _ = try await b.cdp.call(.addScript(script), session: s, timeout: t) }
+        if let script {
+            let added = try await b.cdp.call(.addScript(script), session: s, timeout: t)
+            if let key = machine.tabsByCDPSession[s] { machine.tabs[key]?.scriptIdentifier = added["identifier"]?.stringValue }
+        }
     }
 
     /// A new tab in `context`, dressed, loading `url`.
@@ -277,6 +281,48 @@ extension BrowserHost {
                 throw BrowserError.loadFailed(url: url, reason: error)
             }
         }
+    }
+
+    /// `openTab` for `webview` made of the tab of `kept`, a web view that closed while its tab
+    /// was kept (`HostWork.keepTab`): the tab becomes `webview`'s (`TabMachine.handOver`), its
+    /// injected client for later documents is `script` (the old one, which claims `kept`, is
+    /// removed), it comes to the front, and its page's client claims `webview` with `token`
+    /// (`InjectedClient.reclaimExpression`): the document and its scripts' state stay, as a
+    /// native app's web view does between two screens. A page with no client to claim (it
+    /// navigated away from the app, say) has the tab load `url`, whose document's client
+    /// claims. When `kept` has no tab any more (it failed, or never opened) or a call fails, the
+    /// kept tab is closed and `webview` gets a new tab as `openTab` makes it.
+    @discardableResult
+    public func reuseTab(session: String, webview: ItemID, kept: ItemID, url: String, script: String?, token: String,
+                         userAgent: (@Sendable (String) -> String)? = nil) async throws -> TargetID {
+        let old = TabKey(session, kept), key = TabKey(session, webview)
+        if let b = browser, let tab = machine.handOver(old, to: key) {
+            clients[old] = nil
+            let t = options.callTimeoutSeconds, s = tab.cdpSession
+            do {
+                if let id = tab.scriptIdentifier { _ = try await b.cdp.call(.removeScript(id), session: s, timeout: t) }
+                machine.tabs[key]?.scriptIdentifier = nil
+                if let script {
+                    // (It runs in the current document too, where the client already there keeps it out.)
+                    let added = try await b.cdp.call(.addScript(script), session: s, timeout: t)
+                    machine.tabs[key]?.scriptIdentifier = added["identifier"]?.stringValue
+                }
+                try await bringToFront(session: session, webview: webview)
+                let claimed = try await evaluate(session: session, webview: webview,
+                                                 expression: InjectedClient.reclaimExpression(session: session, webview: webview, token: token))
+                if claimed != .bool(true) {
+                    debug("\(session) \(webview): the kept tab of \(kept) has no page client to claim it; it loads \(url)")
+                    try await load(session: session, webview: webview, url: url)
+                }
+                return tab.targetId
+            } catch {
+                debug("\(session) \(webview): the kept tab of \(kept) cannot be reused (\(error)); a new tab instead")
+                await closeTabNow(session: session, webview: webview)
+            }
+        } else if machine.tabs[old] != nil {
+            await closeTabNow(session: session, webview: kept)
+        }
+        return try await openTab(session: session, webview: webview, url: url, script: script, userAgent: userAgent)
     }
 
     /// Closes the tab of `webview` (nothing when it has none); one being opened is closed once

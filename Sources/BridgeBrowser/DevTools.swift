@@ -37,6 +37,7 @@ enum DevToolsMethod: String, Sendable {
     case pageBringToFront = "Page.bringToFront"
     case pageCaptureScreenshot = "Page.captureScreenshot"
     case pageAddScriptToEvaluateOnNewDocument = "Page.addScriptToEvaluateOnNewDocument"
+    case pageRemoveScriptToEvaluateOnNewDocument = "Page.removeScriptToEvaluateOnNewDocument"
     case pageSetLifecycleEventsEnabled = "Page.setLifecycleEventsEnabled"
     case pageSetInterceptFileChooserDialog = "Page.setInterceptFileChooserDialog"
     case pageHandleJavaScriptDialog = "Page.handleJavaScriptDialog"
@@ -113,6 +114,9 @@ struct DevToolsCall: Sendable, Equatable, CustomStringConvertible {
     static func navigate(_ url: String) -> DevToolsCall { DevToolsCall(.pageNavigate, ["url": .string(url)]) }
     static func addScript(_ source: String) -> DevToolsCall {
         DevToolsCall(.pageAddScriptToEvaluateOnNewDocument, ["source": .string(source), "runImmediately": true])
+    }
+    static func removeScript(_ identifier: String) -> DevToolsCall {
+        DevToolsCall(.pageRemoveScriptToEvaluateOnNewDocument, ["identifier": .string(identifier)])
     }
     static func handleDialog(accept: Bool, text: String? = nil) -> DevToolsCall {
         var params: JSONObject = ["accept": .bool(accept)]

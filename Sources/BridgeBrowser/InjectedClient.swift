@@ -54,6 +54,15 @@ public enum InjectedClient {
         }
     }
 
+    /// The expression that has a tab's page client, closed with the web view it spoke for,
+    /// claim `webview` instead (bridge.js's `reclaim`: the document and its scripts' state stay).
+    /// Its value is `true` when the page has a client that took the claim.
+    public static func reclaimExpression(session: String, webview: ItemID, token: String) -> String {
+        let claim: JSONValue = ["session": .string(session), "webview": .string(webview.description), "token": .string(token)]
+        return "(() => { const c = window.__bridgedInjected; "
+            + "return !!(c && c.bridge && typeof c.bridge.reclaim === \"function\" && c.bridge.reclaim(\(claim.jsonString))); })()"
+    }
+
     /// A session profile's page script (e.g. `hotwire.js` of hotwire-native sessions,
     /// docs/HOTWIRE.md) from its asset's text `template`: the profile's config written in.
     public static func profileScript(template: String, _ script: ProfilePageScript) -> String {

@@ -57,6 +57,9 @@ struct TabMachine {
         var watchingNetwork = false
         var documentRequest: String?
         var netError: String?
+        /// The identifier Chromium gave its injected client (`Page.addScriptToEvaluateOnNewDocument`):
+        /// a tab handed to another web view (`handOver`) replaces it with that web view's.
+        var scriptIdentifier: String?
         /// Its place among the session's tabs (they are opened in stack order: the highest is
         /// the right-most in the session's window).
         var order = 0
@@ -133,6 +136,22 @@ struct TabMachine {
         tabs[tab.key] = tab
         tabsByCDPSession[tab.cdpSession] = tab.key
         tabsByTarget[tab.targetId] = tab.key
+    }
+
+    /// The tab of `old` becomes `key`'s (a kept tab reused: `BrowserHost.reuseTab`): its
+    /// events, its place in front and the popups it opened go with it; a file chooser its page
+    /// had open does not. Nil (nothing changes) when `old` has no tab, `key` has one, or they
+    /// are of two sessions.
+    mutating func handOver(_ old: TabKey, to key: TabKey) -> Tab? {
+        guard old.session == key.session, tabs[key] == nil, var tab = tabs.removeValue(forKey: old) else { return nil }
+        tab.webview = key.webview
+        tabs[key] = tab
+        tabsByCDPSession[tab.cdpSession] = key
+        tabsByTarget[tab.targetId] = key
+        fileChoosers[old] = nil
+        if fronts[key.session] == old { fronts[key.session] = key }
+        for (target, opener) in popups where opener == old { popups[target] = key }
+        return tab
     }
 
     /// The tab's state and lookups go (its events are a stray tab's from now on).

@@ -63,6 +63,11 @@ enum HostLines {
             }
         case .closeTab(let s, let w):
             o["what"] = "close-tab"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .keepTab(let s, let w):
+            o["what"] = "keep-tab"; o["session"] = .string(s); o["webview"] = .string(w.description)
+        case .reuseTab(let s, let w, let kept, let url, let token):
+            o["what"] = "reuse-tab"; o["session"] = .string(s); o["webview"] = .string(w.description)
+            o["kept"] = .string(kept.description); o["url"] = .string(url); o["token"] = .string(token)
         case .closeSession(let s):
             o["what"] = "close-session"; o["session"] = .string(s)
         case .takeSnapshot(let s, let w):
@@ -203,6 +208,10 @@ enum HostLines {
             return .openTab(session: s, webview: w, url: try r.string("url"), token: try r.string("token"), post: post,
                             root: r.v["root"]?.boolValue ?? false)
         case "close-tab": return .closeTab(session: try r.string("session"), webview: try r.id("webview"))
+        case "keep-tab": return .keepTab(session: try r.string("session"), webview: try r.id("webview"))
+        case "reuse-tab":
+            return .reuseTab(session: try r.string("session"), webview: try r.id("webview"), kept: try r.id("kept"),
+                             url: try r.string("url"), token: try r.string("token"))
         case "close-session": return .closeSession(session: try r.string("session"))
         case "take-snapshot":
             return .takeSnapshot(session: try r.string("session"), webview: try r.id("webview"))

@@ -134,13 +134,66 @@ import Testing
         #expect(h.bridge.isHeld(modal.client) && h.stackIDs(sid) == "W2")
         h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [7]))
         #expect(h.closed[modal.client] == 1000, "the modal's page goes with its tab")
-        #expect(Array(h.hostCalls.suffix(2)) == [.closeTab(session: sid, webview: .webview(2)), .showTab(session: sid, webview: .webview(1))],
-                "the main tab comes to the front: it draws again")
+        #expect(Array(h.hostCalls.suffix(2)) == [.keepTab(session: sid, webview: .webview(2)), .showTab(session: sid, webview: .webview(1))],
+                "iOS keeps the modal's tab; the main tab comes to the front: it draws again")
+        #expect(h.eventParams(ctl, "webview.closed").last?["webview"] == "W2", "the web view itself is gone")
         #expect(h.stackIDs(sid) == "P1 W1")
         #expect(h.eventParams(ctl, "stack.changed").last?["cause"] == "hotwire:default:redirect+dismiss+push")
         let visit = h.take(page.client).first { $0["event"] == "hotwire.visit" }
         #expect(visit?["params"]?["location"] == "http://h/items/1")
         #expect(visit?["params"]?["options"]?["response"]?["redirected"] == true)
+    }
+
+    /// iOS's modal `Session` keeps its one web view between presentations: the second modal is
+    /// the first one's tab, handed to a new web view, whose page visits the screen (no cold
+    /// boot). Android makes a new tab for each presentation.
+    @Test(arguments: ["ios", "android"])
+    func aModalPresentedAgainReusesTheKeptTabOnIOS(platform: String) {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h, platform: platform)
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
+        guard case .openTab(sid, .webview(2), "http://h/items/new", let token, nil, false)? = h.hostCalls.last else {
+            Issue.record("no modal tab: \(h.hostCalls)")
+            return
+        }
+        h.host(.tabOpened(session: sid, webview: .webview(2), targetId: "T2", browserContextId: "C1"))
+        let modal = h.claimed(sid, "W2", token, url: "http://h/items/new")
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(h.closed[modal.client] == 1000 && h.stackIDs(sid) == "W1")
+        #expect(h.eventParams(ctl, "webview.closed").last?["webview"] == "W2")
+        #expect(h.hostCalls.contains(platform == "ios" ? .keepTab(session: sid, webview: .webview(2)) : .closeTab(session: sid, webview: .webview(2))))
+        #expect(!h.hostCalls.contains(platform == "ios" ? .closeTab(session: sid, webview: .webview(2)) : .keepTab(session: sid, webview: .webview(2))))
+        _ = h.take(ctl)
+
+        Self.message(&h, page, "visitProposed", ["location": "http://h/things/new", "options": ["action": "advance"]])
+        let opened = h.eventParams(ctl, "webview.open").last
+        #expect(opened?["webview"] == "W3" && opened?["url"] == "http://h/things/new", "a new web view, as at any presentation")
+        guard let token3 = opened?["token"]?.stringValue else {
+            Issue.record("no webview.open: \(h.hostCalls)")
+            return
+        }
+        if platform == "ios" {
+            #expect(h.hostCalls.last == .reuseTab(session: sid, webview: .webview(3), kept: .webview(2), url: "http://h/things/new", token: token3))
+            #expect(!h.hostCalls.contains { if case .openTab(_, .webview(3), _, _, _, _) = $0 { true } else { false } })
+            #expect(h.bridge.sessions[sid]?.profile?.keepsTab(of: .webview(2)) == false, "the kept tab is W3's now")
+            // The kept page claims W3 (its document stays: no cold boot), and then visits the screen.
+            h.host(.tabOpened(session: sid, webview: .webview(3), targetId: "T2", browserContextId: "C1"))
+            let again = h.claimed(sid, "W3", token3, url: "http://h/items/new")
+            let visits = h.take(again.client).filter { $0["event"] == "hotwire.visit" }
+            #expect(visits.count == 1 && visits.first?["params"]?["location"] == "http://h/things/new", "\(visits)")
+            #expect(visits.first?["params"]?["options"]?["action"] == "advance")
+            // (Until that visit, the page says where its document is; the visit's end says where it went.)
+            Self.message(&h, again, "visitCompleted", ["location": "http://h/things/new", "restorationIdentifier": "r3"],
+                         location: "http://h/things/new")
+        } else {
+            #expect(h.hostCalls.last == .openTab(session: sid, webview: .webview(3), url: "http://h/things/new", token: token3, post: nil, root: false))
+            h.host(.tabOpened(session: sid, webview: .webview(3), targetId: "T3", browserContextId: "C1"))
+            let fresh = h.claimed(sid, "W3", token3, url: "http://h/things/new")
+            #expect(h.take(fresh.client).filter { $0["event"] == "hotwire.visit" }.isEmpty, "a new tab's first load is the cold boot")
+        }
+        #expect(h.stackIDs(sid) == "W3")
+        let tree = h.sessionGet(sid)["result"]?["tree"]
+        #expect(tree?["modal"]?[0]?["id"] == "W3" && tree?["modal"]?[0]?["url"] == "http://h/things/new")
     }
 
     @Test func nativeScreenFailuresAndExternalHosts() {

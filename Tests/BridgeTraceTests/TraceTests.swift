@@ -320,6 +320,8 @@ struct Recording {
             .openTab(session: "s-1", webview: .webview(1), url: "http://h/", token: "t", post: nil, root: true),
             .openTab(session: "s-1", webview: .webview(2), url: "http://h/f", token: "u", post: post, root: false),
             .closeTab(session: "s-1", webview: .webview(2)), .closeSession(session: "s-1"),
+            .keepTab(session: "s-1", webview: .webview(2)),
+            .reuseTab(session: "s-1", webview: .webview(3), kept: .webview(2), url: "http://h/new", token: "v"),
             .takeSnapshot(session: "s-1", webview: .webview(1)),
             .showOverlay(session: "s-1", webview: .webview(1), image: [9]), .showOverlay(session: "s-1", webview: .webview(1), image: nil),
             .removeOverlay(session: "s-1", webview: .webview(1)),
@@ -367,6 +369,8 @@ struct Recording {
             switch w {
             case .openTab: "openTab"
             case .closeTab: "closeTab"
+            case .keepTab: "keepTab"
+            case .reuseTab: "reuseTab"
             case .closeSession: "closeSession"
             case .takeSnapshot: "takeSnapshot"
             case .showOverlay: "showOverlay"
@@ -390,7 +394,7 @@ struct Recording {
             }
         }
         #expect(Set(results.map(kind)).count == 16, "\(Set(results.map(kind)).sorted())")
-        #expect(Set(work.map(kind)).count == 19, "\(Set(work.map(kind)).sorted())")
+        #expect(Set(work.map(kind)).count == 21, "\(Set(work.map(kind)).sorted())")
         var events = results.map { TraceEvent.input(.host($0), at: 3, random: []) } + work.map { TraceEvent.output(.host($0), at: 4) }
         events.append(.input(.openBrowserSession(url: "http://h/"), at: 5, random: [7]))
         for e in events {

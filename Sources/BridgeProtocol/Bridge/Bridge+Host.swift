@@ -325,7 +325,8 @@ extension Bridge {
             s.browser!.waitingNavigations[webview] = nil
             s.browser!.failed.removeAll { $0.webview == webview }
             s.browser!.shell.forget(webview)
-            effects.append(.host(.closeTab(session: sid, webview: webview)))
+            let keep = s.profile?.keepsTab(of: webview) ?? false
+            effects.append(.host(keep ? .keepTab(session: sid, webview: webview) : .closeTab(session: sid, webview: webview)))
         case .stackChanged:
             // Snapshots go with their placeholders; the last one to go is kept for the overlay.
             guard !s.browser!.snapshots.isEmpty else { return }

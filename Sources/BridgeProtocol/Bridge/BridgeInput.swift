@@ -170,6 +170,17 @@ public enum HostWork: Equatable, Sendable {
     /// Answered by `tabOpened` or `tabFailed`.
     case openTab(session: String, webview: ItemID, url: String, token: String, post: NavigationStop?, root: Bool)
     case closeTab(session: String, webview: ItemID)
+    /// The web view went, but its tab stays, its page loaded as it is (not drawn, out of the
+    /// session's web views): its profile gives it to a later web view (`reuseTab`). A profile
+    /// whose app keeps a web view between its screens' lives asks for it (`ProfileState.keepsTab`:
+    /// Hotwire Native's iOS modal). The session's close disposes of it.
+    case keepTab(session: String, webview: ItemID)
+    /// `openTab` for `webview` made of the tab `kept` (`keepTab`): it becomes `webview`'s, its
+    /// page (document and script state as they were) claims `webview` with `token`, and every
+    /// later document of the tab claims it too. When that tab is gone or its page cannot claim
+    /// (no page client in it), `url` is loaded in a tab as `openTab` does. Answered by
+    /// `tabOpened` or `tabFailed`.
+    case reuseTab(session: String, webview: ItemID, kept: ItemID, url: String, token: String)
     /// Every tab of the session and its browser context (cookies, storage) go.
     case closeSession(session: String)
     /// A picture of `webview`'s tab as it is now, for the placeholder its page's waiting

@@ -243,6 +243,9 @@ protocol ProfileState: ProfileValue {
     /// Whether the tab of `webview` gets the profile's page script (`false`: a web view that
     /// is not the app's, as an in-app browser's).
     func injectsPageScript(into webview: ItemID) -> Bool
+    /// Whether the tab of `webview`, which just closed, is kept for a later web view of the
+    /// profile's (`HostWork.keepTab`) instead of closed.
+    func keepsTab(of webview: ItemID) -> Bool
     /// What `session.get` adds after `"profile": name`.
     func sessionInfo(_ s: Session) -> [(String, JSONValue)]
 

@@ -102,7 +102,10 @@ extension Daemon {
     /// shell's settings). A close of the session or of the web view meanwhile is seen after each
     /// host call: the open ends there (`closedWhileOpening`), a root's creator hears that there
     /// is no tab, and the close, which runs after it, disposes of what it made.
-    func openTab(_ b: BrowserSide, session: String, webview: ItemID, url: String, token: String, post: NavigationStop?, root: Bool) {
+    /// With `kept`, the tab is the one kept for that closed web view (`HostWork.reuseTab`), handed
+    /// to `webview` (a new one when it is gone).
+    func openTab(_ b: BrowserSide, session: String, webview: ItemID, url: String, token: String, post: NavigationStop?, root: Bool,
+                 kept: ItemID? = nil) {
         let profile = bridge.sessionProfile(session) ?? .plain
         let script = b.script(session: session, webview: webview, token: token, profile: profile,
                               pageScript: bridge.injectsProfileScript(session: session, webview: webview))
@@ -131,8 +134,13 @@ extension Daemon {
                     await host.applyShellSettings(session: session, shell ?? ShellSettings())
                     try stillWanted()
                 }
-                let targetId = try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
-                                                      userAgent: tabUserAgent)
+                let targetId = if let kept {
+                    try await host.reuseTab(session: session, webview: webview, kept: kept, url: target, script: script, token: token,
+                                            userAgent: tabUserAgent)
+                } else {
+                    try await host.openTab(session: session, webview: webview, url: target, script: script, post: request, root: root,
+                                           userAgent: tabUserAgent)
+                }
                 try stillWanted()
                 let contextId = await host.browserContextId(session: session) ?? ""
                 result = .tabOpened(session: session, webview: webview, targetId: targetId, browserContextId: contextId)
@@ -218,6 +226,12 @@ extension Daemon {
             openTab(b, session: session, webview: webview, url: url, token: token, post: post, root: root)
         case .closeTab(let session, let webview):
             closeTab(b, session: session, webview: webview)
+        case .keepTab(let session, let webview):
+            // Nothing for the browser: the tab stays as it is until a web view reuses it (or the
+            // session closes); the closed web view's page work not started is dropped.
+            b.lanes.keep(session: session, webview: webview)
+        case .reuseTab(let session, let webview, let kept, let url, let token):
+            openTab(b, session: session, webview: webview, url: url, token: token, post: nil, root: false, kept: kept)
         case .closeSession(let session):
             // At once: the session's lanes are cancelled (an open under way sees it after its
             // current host call); the close runs after the jobs under way (HostLanes).

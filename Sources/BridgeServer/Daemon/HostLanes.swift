@@ -63,6 +63,13 @@ final class HostLanes {
         lane(session).close(webview, body)
     }
 
+    /// `webview` closed while its tab is kept for a later web view (`HostWork.keepTab`): its
+    /// page work not started is dropped, as at a close; its open, if not done, goes on (the tab
+    /// it makes is the one kept), and a reuse of the tab is an open (after it).
+    func keep(session: String, webview: ItemID) {
+        pages.removeValue(forKey: PageKey(session: session, webview: webview))?.cancel()
+    }
+
     /// Brings a tab to the front after the session's opens, closes and fronts asked before,
     /// unless a newer front or a new tab comes first (`body` is then told it was dropped).
     func front(session: String, _ body: @escaping @Sendable (_ dropped: Bool) async -> Void) {

@@ -27,6 +27,9 @@ struct CapacitorState: ProfileState, Equatable {
     /// Only the app's web view has Capacitor (an in-app browser shows any site as it is).
     func injectsPageScript(into webview: ItemID) -> Bool { webview != browser }
 
+    /// Every closed web view's tab closes.
+    func keepsTab(of webview: ItemID) -> Bool { false }
+
     /// The platform, the plugins and whether the app is in the foreground.
     func sessionInfo(_ s: Session) -> [(String, JSONValue)] {
         [("platform", .string(profile.options.platform.rawValue)),

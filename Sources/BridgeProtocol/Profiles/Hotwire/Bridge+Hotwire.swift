@@ -48,6 +48,10 @@ struct HotwireTabState: Equatable {
     /// Whether its navigator started (its main web view's tab opened): the first tab at once,
     /// the others when first selected.
     var started: Bool
+    /// iOS: the web view of the modal last dismissed, whose tab is kept (`HostWork.keepTab`):
+    /// the next modal presentation reuses it, as iOS's modal `Session` keeps its one web view
+    /// (its document and script state) between presentations.
+    var keptModal: ItemID?
 
     /// The context `webview` shows in this tab.
     func context(of webview: ItemID) -> HotwireContext? {
@@ -466,19 +470,22 @@ extension Bridge {
         guard var h = s.hotwire else { return }
         let sid = s.id
         let nav = h.tabs[tab].navigator
-        var opened: (webview: ItemID, url: String, token: String)?
+        var opened: (webview: ItemID, url: String, token: String, kept: ItemID?)?
         var removed: [ItemID] = []
         if !nav.modal.isEmpty, h.tabs[tab].webviews[.modal] == nil {
             let webview = s.engine.itemIDs.next(.webview)
             let token = issueToken(&s, webview)
             h.tabs[tab].webviews[.modal] = webview
             let shown = nav.modal.last { $0.id == nav.shown[.modal] } ?? nav.modal.last!
-            opened = (webview, shown.url, token)
+            opened = (webview, shown.url, token, h.tabs[tab].keptModal)
+            h.tabs[tab].keptModal = nil
         }
         if nav.modal.isEmpty, let modal = h.tabs[tab].webviews.removeValue(forKey: .modal) {
             removed.append(modal)
             h.pending[modal] = nil
             h.overlays[modal] = nil
+            // iOS keeps the modal session's web view: its tab waits for the next presentation.
+            if h.profile.platform == .ios { h.tabs[tab].keptModal = modal }
         }
         // The pictures of the screens this decision visits again (their placeholders go now).
         var pictures: [Int: [UInt8]] = [:]
@@ -525,8 +532,14 @@ extension Bridge {
         if let opened {
             rememberToken(&s, opened.webview, opened.token)
             emitWebviewOpen(&s, opened.webview, url: opened.url, token: opened.token)
-            effects.append(.host(.openTab(session: sid, webview: opened.webview, url: opened.url, token: opened.token,
-                                          post: nil, root: false)))
+            if let kept = opened.kept {
+                // The modal's kept tab shows this presentation: its page, claiming the new web
+                // view, visits the screen (the visit below, kept until that page connects).
+                effects.append(.host(.reuseTab(session: sid, webview: opened.webview, kept: kept, url: opened.url, token: opened.token)))
+            } else {
+                effects.append(.host(.openTab(session: sid, webview: opened.webview, url: opened.url, token: opened.token,
+                                              post: nil, root: false)))
+            }
             if let h = s.hotwire, tab != h.selected, let top = h.topWebView(of: h.selected) {
                 // A tab in the background presented a modal: the selected tab stays in front.
                 effects.append(.host(.showTab(session: sid, webview: top)))
@@ -536,7 +549,8 @@ extension Bridge {
             switch command {
             case .visit(let visit):
                 guard let webview = s.hotwire!.tabs[tab].webviews[visit.context] else { continue }
-                if webview == opened?.webview { continue }  // its tab's first load is the cold boot
+                // A new tab's first load is the cold boot (a kept one's page visits).
+                if webview == opened?.webview, opened?.kept == nil { continue }
                 if visit.coldBoot {
                     sendToHotwirePage(&s, webview, "hotwire.reload", [:])
                     continue

@@ -26,6 +26,9 @@ extension HotwireState: ProfileState {
 
     func injectsPageScript(into webview: ItemID) -> Bool { true }
 
+    /// iOS keeps the modal's web view between presentations (`HotwireTabState.keptModal`).
+    func keepsTab(of webview: ItemID) -> Bool { tabs.contains { $0.keptModal == webview } }
+
     /// The platform and both stacks (docs/HOTWIRE.md).
     func sessionInfo(_ s: Session) -> [(String, JSONValue)] {
         [("platform", .string(profile.platform.rawValue)), ("tree", s.tree?.toJSON() ?? .null)]

@@ -49,6 +49,7 @@ struct KioskState: ProfileState, Equatable {
     func canGoBack(_ s: Session) -> Bool? { nil }
     func hasWebView(_ webview: ItemID) -> Bool { false }
     func injectsPageScript(into webview: ItemID) -> Bool { true }
+    func keepsTab(of webview: ItemID) -> Bool { false }
     func sessionInfo(_ s: Session) -> [(String, JSONValue)] {
         [("home", .string(profile.home)), ("blocked", .int(Int64(blocked.count)))]
     }
