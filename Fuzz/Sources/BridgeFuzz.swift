@@ -245,7 +245,7 @@ struct Driver {
         let fail = s.byte() % 8 == 0
         let result: HostResult
         switch w {
-        case .openTab(let sid, let webview, let url, _, _, _):
+        case .openTab(let sid, let webview, let url, _, _, _), .reuseTab(let sid, let webview, _, let url, _):
             result = fail ? .tabFailed(session: sid, webview: webview, url: url, reason: "net::ERR_CONNECTION_REFUSED")
                 : .tabOpened(session: sid, webview: webview, targetId: "T\(webview.number)", browserContextId: "C")
         case .takeSnapshot(let sid, let webview):

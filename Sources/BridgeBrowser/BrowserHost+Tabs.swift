@@ -7,22 +7,14 @@ extension BrowserHost {
     /// (`browserContextId`, which a DevTools client such as Playwright sees).
     @discardableResult
     public func createSession(_ session: String) async throws -> BrowserContextID {
-        // A close of the session while its context is being made (Chromium starting, the
-        // context ahead or a new one not there yet) found nothing to close: it is carried out
-        // here, and the creation fails.
-        creatingSessions.insert(session)
-        defer { creatingSessions.remove(session); closedWhileCreating.remove(session) }
-        func stillWanted() throws {
-            if closedWhileCreating.contains(session) { throw BrowserError.closedWhileOpening(session) }
-        }
+        // (Not ordered against a close of the session here: the caller orders its host work, the
+        // daemon in its session lane, HostLanes.)
         let b = try await ensureBrowser()
-        try stillWanted()
         if let id = machine.contexts[session] { return id }
         // The context made ahead, with its spare tab for the root (one being made is waited for:
         // it started earlier than a new one would).
         if options.spareTabs {
             if freeContext == nil, let making = makingFreeContext { await making.wait() }
-            try stillWanted()
             if let id = machine.contexts[session] { return id }
             if let free = freeContext, browser?.generation == b.generation {
                 freeContext = nil
@@ -33,10 +25,6 @@ extension BrowserHost {
         }
         let reply = try await b.cdp.call(.createBrowserContext, timeout: options.callTimeoutSeconds)
         guard let id = reply["browserContextId"]?.stringValue.map(BrowserContextID.init(_:)) else { throw BrowserError.browser("no browserContextId") }
-        if closedWhileCreating.contains(session) {
-            _ = try? await b.cdp.call(.disposeBrowserContext(id), timeout: options.callTimeoutSeconds)
-            throw BrowserError.closedWhileOpening(session)
-        }
         machine.contexts[session] = id
         return id
     }
@@ -50,7 +38,6 @@ extension BrowserHost {
 
     /// Closes every tab of `session` and its context (its cookies and storage go with it).
     public func closeSession(_ session: String) async {
-        if creatingSessions.contains(session) { closedWhileCreating.insert(session) }
         machine.fronts[session] = nil
         guard let context = machine.contexts.removeValue(forKey: session), let b = browser else { return }
         for key in machine.tabs.keys where key.session == session {
@@ -78,27 +65,14 @@ extension BrowserHost {
     /// Returns the tab's target id (Chromium's, as DevTools clients see it). `userAgent`, when
     /// given, makes the tab's user agent from Chromium's own (a profile's, e.g. Hotwire Native's)
     /// instead of the configured suffix.
-    /// A web view closed (`closeTab`) before this returns gets no tab: the one made is closed
-    /// and the open fails with `BrowserError.closedWhileOpening`.
+    /// The host does not order its work against itself: a close of the web view (or of its
+    /// session) must come after this returns, as the daemon's session lane has it (HostLanes),
+    /// and closes what it made.
     @discardableResult
     public func openTab(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest? = nil, root: Bool = false,
                         userAgent: (@Sendable (String) -> String)? = nil) async throws -> TargetID {
-        let key = TabKey(session, webview)
         machine.lastTabActivity = DispatchTime.now().uptimeNanoseconds
-        opening[key, default: 0] += 1
-        defer {
-            opening[key]! -= 1
-            if opening[key] == 0 {
-                opening[key] = nil
-                closedWhileOpening.remove(key)
-            }
-        }
-        let targetId = try await openTabNow(session: session, webview: webview, url: url, script: script, post: post, root: root, userAgent: userAgent)
-        if closedWhileOpening.contains(key) {
-            await closeTabNow(session: session, webview: webview)
-            throw BrowserError.closedWhileOpening("\(session) \(webview)")
-        }
-        return targetId
+        return try await openTabNow(session: session, webview: webview, url: url, script: script, post: post, root: root, userAgent: userAgent)
     }
 
     private func openTabNow(session: String, webview: ItemID, url: String, script: String?, post: NavigationRequest?, root: Bool,
@@ -182,11 +156,10 @@ extension BrowserHost {
     }
 
     /// The spare taken for `key` is not there any more (its renderer died, say): a new tab
-    /// instead, unless the web view was closed meanwhile.
+    /// instead.
     private func replaceDeadSpare(_ b: Browser, key: TabKey, context: BrowserContextID, url: String, script: String?, post: NavigationRequest?,
                                   root: Bool, userAgent: String) async throws -> TargetID {
         await closeTabNow(session: key.session, webview: key.webview)
-        if closedWhileOpening.contains(key) { throw BrowserError.closedWhileOpening("\(key.session) \(key.webview)") }
         return try await openNewTab(b, key: key, context: context, url: url, script: script, post: post, root: root, userAgent: userAgent)
     }
 
@@ -325,11 +298,8 @@ extension BrowserHost {
         return try await openTab(session: session, webview: webview, url: url, script: script, userAgent: userAgent)
     }
 
-    /// Closes the tab of `webview` (nothing when it has none); one being opened is closed once
-    /// it is (see `openTab`).
+    /// Closes the tab of `webview` (nothing when it has none).
     public func closeTab(session: String, webview: ItemID) async {
-        let key = TabKey(session, webview)
-        if opening[key] != nil { closedWhileOpening.insert(key) }
         await closeTabNow(session: session, webview: webview)
     }
 

@@ -87,20 +87,6 @@ public actor BrowserHost {
     var makingSpares: [String: Completion] = [:]
     /// session → the user agent of its last tab (its spare is dressed with it).
     var sessionUserAgents: [String: String] = [:]
-    /// Web views whose tab is being opened (`openTab` not returned yet), with how many opens.
-    var opening: [TabKey: Int] = [:]
-    /// Web views closed (`closeTab`) while their tab was being opened: the open closes the tab
-    /// it made and fails with `BrowserError.closedWhileOpening`. Without it the close of a tab
-    /// not made yet (its spare still being made, `Target.createTarget` not answered) did
-    /// nothing, and the tab, opened in front, stayed: the web view below drew no frames (no
-    /// `requestAnimationFrame`, so Turbo rendered nothing there).
-    var closedWhileOpening: Set<TabKey> = []
-    /// Sessions whose context is being made (`createSession`), and those of them closed
-    /// meanwhile: the context is disposed of once made, and the creation fails. (The daemon's
-    /// lanes never close a session while its open is under way: its close waits for the open,
-    /// which sees the close after its current call; this is for any other caller.)
-    var creatingSessions: Set<String> = []
-    var closedWhileCreating: Set<String> = []
     /// Each session's position for `navigator.geolocation`, applied to every new tab.
     var geolocations: [String: Geolocation] = [:]
     /// How often and how many times a close Chromium did not carry out is sent again.

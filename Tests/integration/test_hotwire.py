@@ -110,6 +110,57 @@ def test_modal_form_redirect_dismisses_and_shows_the_result(daemon, app, platfor
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_modal_web_view_between_presentations(daemon, app, platform):
+    """iOS's modal Session keeps its one web view between presentations: the second modal is a
+    new web view (webview.open, then webview.closed at its dismissal, as the first) shown by the
+    first one's tab, whose document and script state stay; its page visits the screen. Android
+    makes a new tab for each presentation."""
+    async def go():
+        c = await controller(daemon.ws_url)
+        s = await start(c, app, platform)
+
+        async def present():
+            await c.request("webview.click", {"session": s, "webview": "W1", "selector": "#to-new"})
+            opened = await c.next_event("webview.open", TIMEOUT, where=lambda p: p["session"] == s)
+            modal = opened["webview"]
+            await c.next_event("page.connected", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == modal)
+            return modal
+
+        first = await present()
+        await loaded(c, s, first, "pageLoaded")
+        await evaluate(c, s, first, "window.__presentedBefore = location.pathname; document.getElementById('item-title').value = 'stale'; 1")
+        back = await c.request("navigation.back", {"session": s})
+        assert back["action"] == "pop" and back["removed"] == [first]
+        await c.next_event("webview.closed", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == first)
+        assert (await tree(c, s))["modal"] is None
+
+        second = await present()
+        assert second != first
+        if platform == "ios":
+            # The kept page visits the screen (no cold boot): the old document is still there.
+            await rendered(c, s, second, "/items/new")
+            assert await evaluate(c, s, second, "window.__presentedBefore ?? null") == "/items/new"
+        else:
+            await loaded(c, s, second, "pageLoaded")
+            assert await evaluate(c, s, second, "window.__presentedBefore ?? null") is None
+        t = await tree(c, s)
+        assert t["active"] == "modal" and [i["id"] for i in t["modal"]] == [second]
+        assert paths(t["modal"], app) == [("W", "/items/new")]
+        assert await evaluate(c, s, second, "location.pathname") == "/items/new"
+        # The form of the second presentation works as the first's: its redirect dismisses it.
+        await evaluate(c, s, second, "document.getElementById('item-title').value = ''; 1")
+        await c.request("webview.type", {"session": s, "webview": second, "selector": "#item-title", "text": "Tea"})
+        await c.request("webview.click", {"session": s, "webview": second, "selector": "#submit"})
+        await c.next_event("webview.closed", TIMEOUT, where=lambda p: p["session"] == s and p["webview"] == second)
+        await rendered(c, s, "W1", "/items/1")
+        t = await tree(c, s)
+        assert t["modal"] is None and paths(t["tabs"][0]["stack"], app) == [("P", "/"), ("W", "/items/1?title=Tea")]
+        await c.close()
+
+    run(go())
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
 def test_native_screen_and_get_redirect(daemon, app, platform):
     async def go():
         c = await controller(daemon.ws_url)
