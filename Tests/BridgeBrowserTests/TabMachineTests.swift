@@ -316,3 +316,179 @@ import Testing
         #expect(m.lastTabActivity == 42)
     }
 }
+
+// MARK: handing a kept tab over to another web view
+
+extension TabMachineTests {
+    static let w1 = TabKey("s1", .webview(1))
+    static let w2 = TabKey("s1", .webview(2))
+    static let w3 = TabKey("s1", .webview(3))
+
+    /// Everything a machine holds (TabMachine itself is not Equatable), to compare a machine
+    /// before and after.
+    struct Snapshot: Equatable {
+        var settings: TabMachine.Settings
+        var contexts: [String: BrowserContextID]
+        var tabs: [TabKey: TabMachine.Tab]
+        var tabsByCDPSession: [CDPSessionID: TabKey]
+        var tabsByTarget: [TargetID: TabKey]
+        var popups: [TargetID: TabKey]
+        var closing: [CDPSessionID: TargetID]
+        var fronts: [String: TabKey]
+        var fileChoosers: [TabKey: Int64]
+        var webDirectories: [String: WebDirectory]
+        var tabsOpened: Int
+        var lastTabActivity: UInt64
+
+        init(_ m: TabMachine) {
+            (settings, contexts, tabs, tabsByCDPSession, tabsByTarget) = (m.settings, m.contexts, m.tabs, m.tabsByCDPSession, m.tabsByTarget)
+            (popups, closing, fronts, fileChoosers, webDirectories) = (m.popups, m.closing, m.fronts, m.fileChoosers, m.webDirectories)
+            (tabsOpened, lastTabActivity) = (m.tabsOpened, m.lastTabActivity)
+        }
+    }
+
+    /// `m.handOver(old, to: key)`, required to succeed.
+    static func handOver(_ m: inout TabMachine, _ old: TabKey, _ key: TabKey) throws -> TabMachine.Tab {
+        let tab = m.handOver(old, to: key)
+        return try #require(tab)
+    }
+
+    @Test func aSnapshotHoldsEveryPropertyOfTheMachine() {
+        // A property added to TabMachine must be added to Snapshot too (else the comparisons
+        // below would miss it).
+        #expect(Mirror(reflecting: TabMachine(settings: TabMachine.Settings())).children.count == Mirror(reflecting: Snapshot(Self.machine())).children.count)
+    }
+
+    /// s1 with W1 (T1, S-T1: in front, its script `id-1`, a popup T7 waiting for its url, a file
+    /// chooser open) and W2 (T2, S-T2: a popup T8 waiting); s2 with W1 (T9, S-T9).
+    static func keptMachine() -> TabMachine {
+        var m = machine { $0.scriptIdentifier = "id-1" }
+        m.register(TabMachine.Tab(session: "s1", webview: .webview(2), targetId: "T2", cdpSession: "S-T2"), url: "http://app.test/b", post: nil)
+        m.contexts["s2"] = "C2"
+        m.register(TabMachine.Tab(session: "s2", webview: .webview(1), targetId: "T9", cdpSession: "S-T9"), url: "http://app.test/z", post: nil)
+        m.fronts["s1"] = w1
+        m.fronts["s2"] = TabKey("s2", .webview(1))
+        m.popups["T7"] = w1
+        m.popups["T8"] = w2
+        m.fileChoosers[w1] = 7
+        m.fileChoosers[w2] = 8
+        return m
+    }
+
+    @Test func aHandedOverTabIsTheNewWebViewsWithItsLookupsFrontAndPopups() throws {
+        var m = Self.keptMachine()
+        let before = m.tabs[Self.w1]
+        let tab = try Self.handOver(&m, Self.w1, Self.w3)
+        // The same tab (target, DevTools session, script, place, state), now W3's.
+        var expected = try #require(before)
+        expected.webview = .webview(3)
+        #expect(tab == expected)
+        #expect(tab.key == Self.w3 && tab.targetId == "T1" && tab.cdpSession == Self.s1 && tab.scriptIdentifier == "id-1")
+        #expect(m.tabs[Self.w1] == nil && m.tabs[Self.w3] == tab)
+        #expect(m.tabsByCDPSession[Self.s1] == Self.w3 && m.tabsByTarget["T1"] == Self.w3)
+        #expect(m.fronts["s1"] == Self.w3)
+        #expect(m.popups == ["T7": Self.w3, "T8": Self.w2])
+        // W1's file chooser is dropped (the page's chooser is not W3's to answer); W2's stays.
+        #expect(m.fileChoosers == [Self.w2: 8])
+        // Nothing else moved: W2, the other session, the count of tabs opened.
+        #expect(m.tabs.count == 3 && m.tabs[Self.w2]?.targetId == "T2" && m.tabsByCDPSession["S-T2"] == Self.w2 && m.tabsByTarget["T2"] == Self.w2)
+        #expect(m.tabs[TabKey("s2", .webview(1))]?.targetId == "T9" && m.fronts["s2"] == TabKey("s2", .webview(1)))
+        #expect(m.tabsOpened == 3)
+        #expect(m.topTab(session: "s1")?.webview == .webview(2))
+    }
+
+    @Test func aTabNotInFrontIsHandedOverWithoutTakingTheFront() throws {
+        var m = Self.keptMachine()
+        m.fronts["s1"] = Self.w2
+        _ = try Self.handOver(&m, Self.w1, Self.w3)
+        #expect(m.fronts["s1"] == Self.w2)
+        // A session with no tab known in front keeps none.
+        m.fronts["s1"] = nil
+        _ = try Self.handOver(&m, Self.w3, TabKey("s1", .webview(4)))
+        #expect(m.fronts["s1"] == nil)
+    }
+
+    struct HandedOverEvent: CustomTestStringConvertible, Sendable {
+        var name: String
+        var event: DevToolsEvent
+        var session: CDPSessionID?
+        var commands: [TabCommand]
+        var testDescription: String { name }
+    }
+
+    /// Once W1's tab is W3's, what Chromium reports of it (by its DevTools session, its target
+    /// id, its frame, a popup it opened before) is W3's.
+    static let handedOverEvents: [HandedOverEvent] = [
+        HandedOverEvent(name: "a same-document change (by DevTools session)",
+                        event: .navigatedWithinDocument(frameId: "T1", url: "http://app.test/a#2"), session: s1,
+                        commands: [.emit(.urlChanged(session: "s1", webview: .webview(3), url: "http://app.test/a#2"))]),
+        HandedOverEvent(name: "a committed document (by DevTools session)",
+                        event: .frameNavigated(frameId: "T1", isMainFrame: true, url: "http://app.test/c", unreachableUrl: nil), session: s1,
+                        commands: [.emit(.urlChanged(session: "s1", webview: .webview(3), url: "http://app.test/c"))]),
+        HandedOverEvent(name: "a dialog (by DevTools session)",
+                        event: .dialogOpening(type: "alert", message: "Hi", defaultPrompt: "", url: "http://app.test/a"), session: s1,
+                        commands: [.emit(.shell(.dialogOpened(session: "s1", webview: .webview(3),
+                                                              Dialog(type: .alert, message: "Hi", defaultValue: "", url: "http://app.test/a"))))]),
+        HandedOverEvent(name: "a renderer crash (by target id)",
+                        event: .targetCrashed("T1", status: "killed", errorCode: 9), session: nil,
+                        commands: [.dropSpare("T1"), .emit(.shell(.crashed(session: "s1", webview: .webview(3),
+                                                                           reason: "the page's renderer process died (killed, code 9)")))]),
+        HandedOverEvent(name: "a download (by frame id)",
+                        event: .downloadWillBegin(guid: "G1", frameId: "T1", url: "http://app.test/f.zip", suggestedFilename: "f.zip"), session: nil,
+                        commands: [.send(.cancelDownload(guid: "G1", context: "C1")),
+                                   .emit(.shell(.download(session: "s1", webview: .webview(3), url: "http://app.test/f.zip", filename: "f.zip")))]),
+        HandedOverEvent(name: "the url of a popup opened before the hand-over",
+                        event: .targetInfoChanged(TargetInfo(targetId: "T7", type: "page", url: "http://app.test/pop", openerId: nil)), session: nil,
+                        commands: [.call(.closeTarget("T7")),
+                                   .emit(.navigationRequested(session: "s1", webview: .webview(3), request: NavigationRequest(url: "http://app.test/pop", kind: .windowOpen)))]),
+        HandedOverEvent(name: "a popup opened after the hand-over",
+                        event: .targetCreated(TargetInfo(targetId: "T6", type: "page", url: "http://app.test/pop2", openerId: "T1")), session: nil,
+                        commands: [.call(.closeTarget("T6")),
+                                   .emit(.navigationRequested(session: "s1", webview: .webview(3), request: NavigationRequest(url: "http://app.test/pop2", kind: .windowOpen)))]),
+        HandedOverEvent(name: "a file chooser opened after the hand-over is W3's",
+                        event: .fileChooserOpened(backendNodeId: 5, multiple: false), session: s1,
+                        commands: [.ask(DevToolsCall(.domDescribeNode, ["backendNodeId": 5]), session: s1, timeout: 2, then: .fileChooser(w3, multiple: false))]),
+    ]
+
+    @Test(arguments: handedOverEvents) func eventsOfAHandedOverTabAreTheNewWebViews(_ row: HandedOverEvent) throws {
+        var m = Self.keptMachine()
+        _ = try Self.handOver(&m, Self.w1, Self.w3)
+        #expect(m.event(row.event, session: row.session, now: 1) == row.commands)
+    }
+
+    struct Refused: CustomTestStringConvertible, Sendable {
+        var name: String
+        var old: TabKey
+        var key: TabKey
+        var testDescription: String { name }
+    }
+
+    @Test(arguments: [
+        Refused(name: "the old web view has no tab", old: TabKey("s1", .webview(5)), key: w3),
+        Refused(name: "the new web view already has a tab", old: w1, key: w2),
+        Refused(name: "the two web views are of two sessions", old: w1, key: TabKey("s2", .webview(3))),
+        Refused(name: "the old web view's session has its own web view of that id elsewhere", old: TabKey("s2", .webview(1)), key: w1),
+        Refused(name: "a tab handed over to itself", old: w1, key: w1),
+    ])
+    func aHandOverThatCannotBeChangesNothing(_ row: Refused) {
+        var m = Self.keptMachine()
+        let before = Snapshot(m)
+        let handed = m.handOver(row.old, to: row.key)
+        #expect(handed == nil)
+        #expect(Snapshot(m) == before)
+    }
+
+    @Test func aTabHandedOverOnceIsNotTheOldWebViewsAnyMore() throws {
+        var m = Self.keptMachine()
+        _ = try Self.handOver(&m, Self.w1, Self.w3)
+        let after = Snapshot(m)
+        // W1 has no tab now: a second hand-over of it is refused, and W3's tab closes as any.
+        let again = m.handOver(Self.w1, to: TabKey("s1", .webview(4)))
+        #expect(again == nil)
+        #expect(Snapshot(m) == after)
+        #expect(m.closeTab(Self.w1, spareRight: false) == [])
+        let closed = try #require(m.tabs[Self.w3])
+        #expect(m.closeTab(Self.w3, spareRight: false) == [.ask(.closeTarget("T1"), session: nil, then: .closeAnswered(closed, spareRight: false))])
+        #expect(m.tabsByCDPSession[Self.s1] == nil && m.tabsByTarget["T1"] == nil && m.fronts["s1"] == nil)
+    }
+}
