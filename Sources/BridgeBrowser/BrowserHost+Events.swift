@@ -81,26 +81,30 @@ extension BrowserHost {
                 if (try? await client.value) == nil {
                     _ = try? await cdp.call(.failRequest(requestId), session: session, timeout: t)
                 } else {
-                    do { _ = try await cdp.call(call, session: session, timeout: t) } catch { failed(error) }
+                    do {
+                        _ = try await cdp.call(call, session: session, timeout: t)
+                    } catch BrowserError.requestGone {
+                        await self.ownLoadSuperseded(key)
+                    } catch {
+                        failed(error)
+                    }
                 }
             }
             return
         }
         do {
             _ = try await cdp.call(call, session: session, timeout: t)
-        } catch where Self.superseded(error) {
-            // A newer navigation of the tab cancelled this request before it was let through
-            // (the host's own load replacing the page's navigation to the same place): the
-            // next document request of the tab is the own load, not a failure.
-            machine.tabs[key]?.ownLoadPending = true
+        } catch BrowserError.requestGone {
+            ownLoadSuperseded(key)
         } catch {
             failed(error)
         }
     }
 
-    /// Chromium's answer for a paused request that no longer exists (cancelled by a newer
-    /// navigation of its frame).
-    static func superseded(_ error: any Error) -> Bool {
-        "\(error)".contains("Invalid InterceptionId")
+    /// A newer navigation of the tab cancelled its own load's request before it was let through
+    /// (the host's own load replacing the page's navigation to the same place): the next document
+    /// request of the tab is the own load, not a failure.
+    func ownLoadSuperseded(_ key: TabKey) {
+        machine.tabs[key]?.ownLoadPending = true
     }
 }

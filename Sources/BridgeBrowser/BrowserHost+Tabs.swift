@@ -269,6 +269,8 @@ extension BrowserHost {
     public func reuseTab(session: String, webview: ItemID, kept: ItemID, url: String, script: String?, token: String,
                          userAgent: (@Sendable (String) -> String)? = nil) async throws -> TargetID {
         let old = TabKey(session, kept), key = TabKey(session, webview)
+        if machine.tabs[key] != nil { throw BrowserError.browser("web view \(webview) already has a tab") }
+        machine.lastTabActivity = DispatchTime.now().uptimeNanoseconds
         if let b = browser, let tab = machine.handOver(old, to: key) {
             clients[old] = nil
             let t = options.callTimeoutSeconds, s = tab.cdpSession

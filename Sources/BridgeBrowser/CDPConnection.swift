@@ -24,6 +24,9 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
     /// The web view (`session webview`) was closed while its tab was being opened: it has none;
     /// or the session (`session`) was closed while its browser context was being made.
     case closedWhileOpening(String)
+    /// A paused request the call named is not paused any more (`Fetch.continueRequest` and the
+    /// like: a newer navigation of its frame cancelled it). Chromium says "Invalid InterceptionId".
+    case requestGone(String)
 
     public var description: String {
         switch self {
@@ -36,6 +39,7 @@ public enum BrowserError: Error, Sendable, CustomStringConvertible, Equatable {
         case .unknownTarget(let what): return "no such tab or session in the browser: \(what)"
         case .loadFailed(let url, let reason): return "\(url): \(reason)"
         case .closedWhileOpening(let what): return "\(what) was closed while its tab was being opened"
+        case .requestGone(let message): return message
         }
     }
 }
@@ -181,7 +185,8 @@ final class CDPConnection: @unchecked Sendable {
         if let id = object["id"]?.intValue {
             guard let answer = lock.withLock({ pending.removeValue(forKey: id)?.answer }) else { return }
             if let error = object["error"] {
-                answer(.failure(BrowserError.browser(error["message"]?.stringValue ?? "\(error)")))
+                let message = error["message"]?.stringValue ?? "\(error)"
+                answer(.failure(message.contains("Invalid InterceptionId") ? BrowserError.requestGone(message) : BrowserError.browser(message)))
             } else {
                 answer(.success(object["result"] ?? .object([:])))
             }

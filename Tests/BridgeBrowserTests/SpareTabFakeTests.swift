@@ -289,6 +289,29 @@ import Testing
         await host.shutdown()
     }
 
+    /// The spare's own load, waiting for its client, was superseded meanwhile (a newer
+    /// navigation of the tab: Chromium answers "Invalid InterceptionId" when it is let through):
+    /// no failure is reported, and the tab's next document request is its own load, as on a
+    /// tab's direct path (ShellFakeTests).
+    @Test func aSparesOwnLoadSupersededWhileItsClientWaitsIsNoFailure() async throws {
+        let host = makeHost()
+        try await sessionWithSpare(host)
+        let (open, client) = try await openHoldingTheClient(host)
+        _ = try await chromium.next("Page.navigate") { $0.sessionId == "S-T2" }
+        chromium.on("Fetch.continueRequest") { m in m.params["requestId"] == "r1" ? .error("Invalid InterceptionId.") : .result([:]) }
+        chromium.emit("Fetch.requestPaused", ["requestId": "r1", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
+        try await loaded("S-T1")
+        chromium.reply(to: client, .result(["identifier": "1"]))
+        _ = try await chromium.next("Fetch.continueRequest") { $0.params["requestId"] == "r1" }
+        #expect(try await open.value == "T2")
+        chromium.emit("Fetch.requestPaused", ["requestId": "r2", "frameId": "T2", "request": ["url": "http://app.test/b", "method": "GET"]], session: "S-T2")
+        // Let through as the own load, not aborted as the page's own navigation would be.
+        _ = try await chromium.next("Fetch.continueRequest") { $0.params["requestId"] == "r2" }
+        #expect(!chromium.commands.all.contains { $0.method == "Fetch.failRequest" && $0.sessionId == "S-T2" })
+        #expect(events.all.allSatisfy { if case .loadFailed = $0 { return false }; return true }, "\(events.all)")
+        await host.shutdown()
+    }
+
     /// The client cannot be added to the spare while its load has begun: the load's document
     /// request is failed (never a page without its client) and the web view gets a new tab.
     @Test func aSpareWhoseClientFailsDuringItsLoadIsReplaced() async throws {
