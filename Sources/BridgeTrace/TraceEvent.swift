@@ -66,6 +66,11 @@ public struct TraceHeader: Equatable, Sendable {
     public var maxSessionBytes: Int
     /// `--max-snapshot-bytes`: decides which snapshots a browser session still has.
     public var snapshotBytesPerSession: Int
+    /// `--max-tabs-per-session`: decides which navigations of a browser session are refused.
+    public var maxTabsPerSession: Int
+    /// Off with `--devtools`: decides whether a closed web view's tab is kept (`keepTab`) or
+    /// closed.
+    public var keepsTabs: Bool
 
     public init(configuration: BridgeConfiguration, routerYAML: String? = nil, origin: String? = nil) {
         format = TraceFormat.version
@@ -79,6 +84,8 @@ public struct TraceHeader: Equatable, Sendable {
         maxURLBytes = configuration.maxURLBytes
         maxSessionBytes = configuration.maxSessionBytes
         snapshotBytesPerSession = configuration.snapshotBytesPerSession
+        maxTabsPerSession = configuration.maxTabsPerSession
+        keepsTabs = configuration.keepsTabs
         self.routerYAML = routerYAML
         self.origin = origin
     }
@@ -92,6 +99,8 @@ public struct TraceHeader: Equatable, Sendable {
         c.maxURLBytes = maxURLBytes
         c.maxSessionBytes = maxSessionBytes
         c.snapshotBytesPerSession = snapshotBytesPerSession
+        c.maxTabsPerSession = maxTabsPerSession
+        c.keepsTabs = keepsTabs
         return c
     }
 }
@@ -126,6 +135,8 @@ extension TraceHeader {
         if maxURLBytes != defaults.maxURLBytes { o["maxURLBytes"] = .int(Int64(maxURLBytes)) }
         if maxSessionBytes != defaults.maxSessionBytes { o["maxSessionBytes"] = .int(Int64(maxSessionBytes)) }
         if snapshotBytesPerSession != defaults.snapshotBytesPerSession { o["snapshotBytes"] = .int(Int64(snapshotBytesPerSession)) }
+        if maxTabsPerSession != defaults.maxTabsPerSession { o["maxTabs"] = .int(Int64(maxTabsPerSession)) }
+        if keepsTabs != defaults.keepsTabs { o["keepsTabs"] = .bool(keepsTabs) }
         if let routerYAML { o["router"] = .string(routerYAML) }
         if let origin { o["origin"] = .string(origin) }
         return JSONValue.object(o).jsonString
@@ -164,6 +175,11 @@ extension TraceHeader {
         if v["maxURLBytes"] != nil { h.maxURLBytes = try int("maxURLBytes") }
         if v["maxSessionBytes"] != nil { h.maxSessionBytes = try int("maxSessionBytes") }
         if v["snapshotBytes"] != nil { h.snapshotBytesPerSession = try int("snapshotBytes") }
+        if v["maxTabs"] != nil { h.maxTabsPerSession = try int("maxTabs") }
+        if let keeps = v["keepsTabs"] {
+            guard let value = keeps.boolValue else { throw TraceError(line: 1, "the header's \"keepsTabs\" is not a boolean") }
+            h.keepsTabs = value
+        }
         h.routerYAML = v["router"]?.stringValue
         h.origin = v["origin"]?.stringValue
         return h

@@ -196,6 +196,25 @@ import Testing
         #expect(tree?["modal"]?[0]?["id"] == "W3" && tree?["modal"]?[0]?["url"] == "http://h/things/new")
     }
 
+    /// With `keepsTabs` off (the daemon's `--devtools`: a DevTools client sees a web view's page
+    /// close with it), an iOS modal's tab closes at its dismissal, and the next presentation
+    /// opens a new one, as on Android.
+    @Test func withoutKeptTabsAnIOSModalClosesItsTab() {
+        var configuration = BridgeConfiguration()
+        configuration.keepsTabs = false
+        var h = BridgeHarness(configuration: configuration)
+        let (ctl, sid, page) = Self.session(&h, platform: "ios")
+        Self.message(&h, page, "visitProposed", ["location": "http://h/items/new", "options": ["action": "advance"]])
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        #expect(h.hostCalls.contains(.closeTab(session: sid, webview: .webview(2))))
+        #expect(!h.hostCalls.contains { if case .keepTab = $0 { true } else { false } })
+        Self.message(&h, page, "visitProposed", ["location": "http://h/things/new", "options": ["action": "advance"]])
+        guard case .openTab(sid, .webview(3), "http://h/things/new", _, nil, false)? = h.hostCalls.last else {
+            Issue.record("no new tab: \(h.hostCalls)")
+            return
+        }
+    }
+
     @Test func nativeScreenFailuresAndExternalHosts() {
         var h = BridgeHarness()
         let (ctl, sid, page) = Self.session(&h)

@@ -276,6 +276,16 @@ import Testing
         #expect(daemon.bridge.sessionCount == 0)
     }
 
+    /// With `--devtools` the Bridge keeps no tab for a later web view (a DevTools client sees a
+    /// web view's page close with it); without, it may (Hotwire Native's iOS modal). A recording
+    /// says which, so that its replay asks for the same host work.
+    @Test(arguments: [false, true])
+    func devtoolsTurnsKeptTabsOff(devtools: Bool) {
+        let (daemon, _) = make { $0.browser.options.devtools = devtools }
+        #expect(daemon.bridge.configuration.keepsTabs == !devtools)
+        #expect(daemon.configuration.bridge.keepsTabs, "the configuration given is left as it was")
+    }
+
     /// A web view closed while its tab is being opened (a modal dismissed at once; here its
     /// `Target.createTarget` not answered yet): the close waits for the open in the session's
     /// lane, the open ends once the tab is there, and the close closes it. The tab does not stay

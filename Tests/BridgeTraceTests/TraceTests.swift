@@ -196,13 +196,24 @@ struct Recording {
         var configuration = BridgeConfiguration()
         configuration.maxURLBytes = 100
         configuration.maxSessionBytes = 4096
+        configuration.maxTabsPerSession = 7
+        configuration.keepsTabs = false
         let header = TraceHeader(configuration: configuration)
         let parsed = try TraceHeader.parse(header.line)
         #expect(parsed == header)
         #expect(parsed.bridgeConfiguration.maxURLBytes == 100)
         #expect(parsed.bridgeConfiguration.maxSessionBytes == 4096)
+        #expect(parsed.bridgeConfiguration.maxTabsPerSession == 7)
+        #expect(parsed.bridgeConfiguration.keepsTabs == false)
+        // The defaults are not written (and read back as the defaults).
+        let plain = TraceHeader(configuration: BridgeConfiguration())
+        #expect(!plain.line.contains("maxTabs") && !plain.line.contains("keepsTabs"))
+        #expect(try TraceHeader.parse(plain.line).bridgeConfiguration == BridgeConfiguration())
         #expect(throws: TraceError.self) {
             try TraceHeader.parse(#"{"controllerOrigins":[1],"# + header.line.dropFirst())
+        }
+        #expect(throws: TraceError.self) {
+            try TraceHeader.parse(#"{"keepsTabs":"no","# + plain.line.dropFirst())
         }
     }
 

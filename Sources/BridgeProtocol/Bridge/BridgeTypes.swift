@@ -107,6 +107,11 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// 140 MiB of Chromium's memory: the daemon sizes the default by the machine's memory
     /// (`defaultMaxTabs(physicalMemory:)`).
     public var maxTabsPerSession: Int = 32
+    /// Whether a profile may keep a closed web view's tab for a later web view of its own
+    /// (`HostWork.keepTab`: Hotwire Native's iOS modal keeps its web view between presentations).
+    /// The daemon turns it off with `--devtools`: to a DevTools client (Playwright, Puppeteer) a
+    /// web view's page closes with it, and a kept tab would be a page left open.
+    public var keepsTabs: Bool = true
 
     /// An eighth of `physicalMemory` in tabs of 140 MiB, between 4 and 64: a session that runs
     /// away takes at most that much of the machine.

@@ -52,7 +52,7 @@ extension Daemon {
     /// `path` (JSON Lines, see BridgeTrace's `TraceFormat`). Call before `run()`.
     /// `routerYAML` is the routing configuration's text, so a replay can load the same one.
     public func record(to path: String, routerYAML: String? = nil) throws(RecordError) {
-        let header = TraceHeader(configuration: configuration.bridge, routerYAML: routerYAML)
+        let header = TraceHeader(configuration: bridge.configuration, routerYAML: routerYAML)
         recorder = try TraceWriter(path: path, header: header)
         randomTape.isRecording = true
     }

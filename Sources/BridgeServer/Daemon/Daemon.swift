@@ -15,6 +15,14 @@ public struct DaemonConfiguration: Sendable {
     /// Serve `GET /metrics` (Prometheus text format); see Daemon+Metrics.swift.
     public var metricsEnabled = true
 
+    /// The Bridge's settings as the daemon runs it: `bridge`, with no tab kept for a later web view
+    /// (`BridgeConfiguration.keepsTabs`) when DevTools clients may watch the tabs (`--devtools`).
+    public var bridgeSettings: BridgeConfiguration {
+        var settings = bridge
+        if browser.options.devtools { settings.keepsTabs = false }
+        return settings
+    }
+
     public init(transport: TransportConfiguration = TransportConfiguration(), bridge: BridgeConfiguration = BridgeConfiguration(),
                 router: (@Sendable (_ origin: String) throws -> Router)? = nil) {
         self.transport = transport
@@ -89,7 +97,7 @@ public final class Daemon: TransportDelegate {
         self.configuration = configuration
         self.logger = logger
         self.transport = transport
-        bridge = Bridge(configuration: configuration.bridge, random: RecordableRandom(tape: randomTape))
+        bridge = Bridge(configuration: configuration.bridgeSettings, random: RecordableRandom(tape: randomTape))
         transport.delegate = self
     }
 
@@ -113,7 +121,7 @@ public final class Daemon: TransportDelegate {
         if let makeRouter = configuration.router {
             let origin = configuration.transport.displayURL(port: port)
             do {
-                bridge = Bridge(configuration: configuration.bridge, router: try makeRouter(origin), random: RecordableRandom(tape: randomTape))
+                bridge = Bridge(configuration: configuration.bridgeSettings, router: try makeRouter(origin), random: RecordableRandom(tape: randomTape))
             } catch {
                 logger.critical("the routing configuration failed: \(error)")
                 remote.stop()

@@ -484,8 +484,9 @@ extension Bridge {
             removed.append(modal)
             h.pending[modal] = nil
             h.overlays[modal] = nil
-            // iOS keeps the modal session's web view: its tab waits for the next presentation.
-            if h.profile.platform == .ios { h.tabs[tab].keptModal = modal }
+            // iOS keeps the modal session's web view: its tab waits for the next presentation
+            // (unless DevTools clients watch the tabs: `BridgeConfiguration.keepsTabs`).
+            if h.profile.platform == .ios, configuration.keepsTabs { h.tabs[tab].keptModal = modal }
         }
         // The pictures of the screens this decision visits again (their placeholders go now).
         var pictures: [Int: [UInt8]] = [:]
