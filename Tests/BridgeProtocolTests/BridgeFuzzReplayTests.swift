@@ -46,6 +46,7 @@ import Testing
     @Test func replaysGeneratedScripts() async {
         var plain: [String: Int] = [:], routed: [String: Int] = [:]
         var timeouts = 0
+        var heard: [String: Int] = [:]
         // Yields between cases, as every long CPU-bound test here does: the tests share the
         // cooperative pool, as many threads as cores (2 on CI), and a test that holds a thread for
         // seconds stalls every other test's tasks, actors and queues meanwhile.
@@ -55,6 +56,12 @@ import Testing
             #expect(reach.steps > 150, "seed \(seed): \(reach.steps) steps")
             if seed & 1 == 1 { routed.merge(reach.succeeded, uniquingKeysWith: +) } else { plain.merge(reach.succeeded, uniquingKeysWith: +) }
             timeouts += reach.timeouts
+            heard.merge(reach.heard, uniquingKeysWith: +)
+        }
+        // Sessions of both profiles were made (their pages' events are the seeds' to reach: these
+        // scripts fill the session limit early).
+        for event in ["session.created hotwire", "session.created capacitor"] {
+            #expect(heard[event, default: 0] > 0, "the observer heard no \(event): \(heard)")
         }
         for method in ["hello", "pwa-navigate", "pwa-rendered", "back", "session.create", "session.get",
                        "navigation.navigateToUrl", "navigation.back"] {
