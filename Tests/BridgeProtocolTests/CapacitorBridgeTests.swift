@@ -356,4 +356,22 @@ import Testing
         }
         #expect(h.stackIDs(sid) == "W1")
     }
+
+    /// Found by fuzz-bridge (Fuzz/corpus/bridge/seed-25): a controller's `navigation.navigateToUrl`
+    /// off the app is answered before the `external.open` it caused, as every request's reply
+    /// comes first (contract section 2).
+    @Test func aNavigationOffTheAppIsAnsweredBeforeItsExternalOpen() {
+        var h = BridgeHarness()
+        let (ctl, sid, page) = Self.session(&h)
+        _ = h.take(ctl)
+        _ = h.request(ctl, "navigation.navigateToUrl", ["session": .string(sid), "url": "https://elsewhere.test/"])
+        let frames = h.take(ctl)
+        #expect(frames.first?["result"]?["stack"] != nil, "\(frames)")
+        #expect(frames.dropFirst().contains { $0["event"] == "external.open" }, "\(frames)")
+        // A page's `navigate` request off the app: its reply first too.
+        _ = h.take(page.client)
+        _ = h.request(page.client, "navigate", ["url": "https://elsewhere.test/b"])
+        let pageFrames = h.take(page.client)
+        #expect(pageFrames.first?["id"] != nil, "\(pageFrames)")
+    }
 }
