@@ -533,4 +533,19 @@ import Testing
             try SessionProfile.parse(["profile": "nope"])
         }
     }
+
+    /// Found by fuzz-bridge (Fuzz/corpus/bridge/seed-26): a page's `navigate` that is decided at
+    /// once (no screen to picture) is answered before the events it caused, as every request's
+    /// reply comes first (contract section 2).
+    @Test func aPagesNavigateDecidedAtOnceIsAnsweredFirst() {
+        for url in ["tt://account", "http://h/items/new", "https://elsewhere.example/"] {
+            var h = BridgeHarness()
+            let (_, _, page) = Self.session(&h)
+            let id = h.nextID
+            _ = h.request(page.client, "navigate", ["url": .string(url)])
+            let frames = h.take(page.client)
+            #expect(frames.first?["id"] == .int(id), "\(url): \(frames)")
+            #expect(frames.first?["result"]?["handledBy"] == "hotwire-native", "\(url): \(frames)")
+        }
+    }
 }
