@@ -202,10 +202,13 @@ extension Bridge {
         let before = s.engine.stack.map(\.id)
         let decision = st.store.back(canGoBack: canGoBack)
         s.profile = st
+        // A back that waited for the history (`capacitorBack`) is answered only to a controller
+        // still connected: its connection may have left meanwhile.
+        let replyTo = client.flatMap { clients[$0] != nil ? $0 : nil }
         let action: String
         switch decision {
         case .refused(let message):
-            if let client, let id { sendError(client, id: id, ProtocolError(.notAllowed, message)) }
+            if let replyTo, let id { sendError(replyTo, id: id, ProtocolError(.notAllowed, message)) }
             return
         case .closeBrowser:
             action = "closeBrowser"
@@ -225,7 +228,7 @@ extension Bridge {
             capacitorDeliver(&s, events)
         }
         // The reply first, with the stack as it is now, then what the back caused.
-        guard let client, let id else { return }
+        guard let client = replyTo, let id else { return }
         let after = Set(s.engine.stack.map(\.id))
         let removed = before.filter { !after.contains($0) }
         let stack = stackJSON(&s)
