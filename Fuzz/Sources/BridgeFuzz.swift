@@ -25,7 +25,8 @@
 /// - nothing is sent to a client after its close or its disconnect; every frame sent is one JSON
 ///   object; a timer is never scheduled twice;
 /// - browser sessions (no browser here: the script plays it, answering the `HostWork` the
-///   Bridge asks for with `HostResult`s): the snapshot rule holds: a browser session never has
+///   Bridge asks for with `HostResult`s): the snapshot rule holds: a browser session (without
+///   a profile) never has
 ///   more placeholders than snapshots the script handed back (a `pwa-navigate` is run only
 ///   after its tab is pictured); replies to each connection come in the order of its requests,
 ///   also when the browser answers them later (and the error with id null of an event it sent
@@ -511,7 +512,10 @@ struct Driver {
 
     /// The snapshot rule and the replies owed (see the type's comment).
     mutating func checkBrowserRules(_ what: String) {
-        for sid in browserSessions {
+        // (Plain sessions only: a profile's placeholders are its own. A hotwire-native session's
+        // proposal goes ahead unpictured when nobody waits for it, and its tree's items, in
+        // every tab and the modal, take placeholder ids from the engine's allocator.)
+        for sid in browserSessions where bridge.sessions[sid]?.profile == nil {
             guard let engine = bridge.engine(of: sid) else { continue }
             let made = engine.stack.compactMap { item -> Int? in
                 if case .placeholder(let p) = item { return Int(p.id.number) } else { return nil }
