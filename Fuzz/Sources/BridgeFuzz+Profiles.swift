@@ -278,4 +278,26 @@ extension Driver {
               let sid = value["params"]?["session"]?.stringValue else { return false }
         return profileKind(of: sid) == "capacitor"
     }
+
+    /// KNOWN BUG (its fix belongs in Sources/BridgeProtocol/Bridge, Bridge+Host.swift's release
+    /// of a `.snapshot` wait): a hotwire-native proposal that waits for the snapshot of the
+    /// screen it covers holds its connection (`holdForSnapshot`); when the session closes before
+    /// the snapshot comes, the release finds no session and calls no profile `resume`, so the
+    /// request that waited (a controller's `navigation.navigateToUrl`, a page's `navigate`) is
+    /// never answered while the connection's later requests are. Such a request is taken off
+    /// what its connection is owed in order once its session is gone (`historyWaits`).
+    mutating func looseProposalsOfClosedSessions() {
+        for (c, h) in bridge.held {
+            guard case .snapshot(let sid, _, let navigate) = h.wait, bridge.sessions[sid] == nil,
+                  let proposal = navigate.profile?.value as? HotwireProposal else { continue }
+            let id: Int64
+            switch proposal.reply {
+            case .stack(let n), .handledBy(let n): id = n
+            case .none: continue
+            }
+            guard let k = owed[c]?.firstIndex(of: .reply(.int(id))) else { continue }
+            owed[c]!.remove(at: k)
+            historyWaits[c, default: []].append(.int(id))
+        }
+    }
 }

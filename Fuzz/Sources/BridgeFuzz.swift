@@ -176,9 +176,10 @@ struct Driver {
     var placeholdersMade: [String: Int] = [:]
     /// Per connection, what its frames not answered yet are owed, in order.
     var owed: [ClientID: [Owed]] = [:]
-    /// Per connection, the ids of its backs of a capacitor session, which may wait for
-    /// `historyRead` without holding the connection (a known bug, BridgeFuzz+Profiles.swift's
-    /// `mayWaitOnHistory`): answered whenever or never, out of the order `owed` keeps.
+    /// Per connection, the ids of requests answered whenever or never, out of the order `owed`
+    /// keeps (known bugs, BridgeFuzz+Profiles.swift): its backs of a capacitor session, which may
+    /// wait for `historyRead` without holding the connection (`mayWaitOnHistory`), and hotwire
+    /// proposals waiting for a snapshot when their session closed (`looseProposalsOfClosedSessions`).
     var historyWaits: [ClientID: [JSONValue]] = [:]
     /// With a routing configuration.
     let routed: Bool
@@ -512,6 +513,7 @@ struct Driver {
 
     /// The snapshot rule and the replies owed (see the type's comment).
     mutating func checkBrowserRules(_ what: String) {
+        looseProposalsOfClosedSessions()
         // (Plain sessions only: a profile's placeholders are its own. A hotwire-native session's
         // proposal goes ahead unpictured when nobody waits for it, and its tree's items, in
         // every tab and the modal, take placeholder ids from the engine's allocator.)

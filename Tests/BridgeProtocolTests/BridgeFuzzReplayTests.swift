@@ -31,6 +31,19 @@ import Testing
         #expect(reach.steps >= 3, "\(name): \(reach.steps) steps")
     }
 
+    /// Together the seeds play both session profiles: hotwire-native pages' adapter and bridge
+    /// messages, a fetched path configuration, capacitor pages' plugin calls and their answers.
+    @Test func theSeedsPlayTheProfiles() throws {
+        var heard: [String: Int] = [:]
+        for name in Self.seeds {
+            let bytes = try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(name)))
+            heard.merge(bytes.withUnsafeBytes { BridgeFuzz.run($0) }.heard, uniquingKeysWith: +)
+        }
+        for event in ["hotwire.message", "bridge.message", "bridge.ready", "hotwire.pathConfiguration", "capacitor.call", "capacitor.result"] {
+            #expect(heard[event, default: 0] > 0, "no seed makes the observer hear \(event): \(heard)")
+        }
+    }
+
     /// A script of `count` bytes from a fixed generator; routed when `seed` is odd, with the
     /// quiet observer (no `stack.changed`) when its bit 1 is set.
     static func script(_ seed: UInt64, count: Int = 24_000) -> [UInt8] {
