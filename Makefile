@@ -97,7 +97,8 @@ bench: bench-build
 #   fuzz-json      the JSON parser: round trip, stable output, depth limits, error offsets
 #   fuzz-envelope  the request fast path against the general parser: same verdict, same values
 #   fuzz-bridge    the whole Bridge state machine (the project's one Bridge fuzzer; with and
-#                  without a routing configuration, browser sessions played by script): one reply
+#                  without a routing configuration, browser sessions played by script, with the
+#                  hotwire-native and capacitor profiles and their page events): one reply
 #                  per request, a refused frame leaves the whole Bridge equal to a copy taken
 #                  before it, nothing sent after a close, well-formed stacks and timers, what a
 #                  subscribed observer hears, bounded sessions and stacks, every session within

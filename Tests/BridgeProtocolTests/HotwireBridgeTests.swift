@@ -570,4 +570,23 @@ import Testing
             #expect(replies.count == 1, "\(replies)")
         }
     }
+
+    /// Found by fuzz-bridge (Fuzz/corpus/bridge/seed-32): a page's `navigate` waiting for the
+    /// snapshot of its screen goes with its page when another page claims the web view meanwhile
+    /// (as a waiting `pwa-navigate` does): nothing is sent to the closed connection, nothing is
+    /// proposed for it.
+    @Test func aWaitingNavigateGoesWithItsReplacedPage() {
+        var h = BridgeHarness()
+        let (_, sid, page) = Self.session(&h)
+        _ = h.request(page.client, "navigate", ["url": "http://h/plain"])
+        #expect(h.hostCalls.last == .takeSnapshot(session: sid, webview: .webview(1)))
+        _ = h.claimed(sid, "W1", page.token, url: "http://h/")
+        h.bridge.apply(.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1])), at: h.now)
+        let effects = h.bridge.drainEffects()
+        // Its close (held with it, after the `closed` event) goes; no reply, nothing after it.
+        #expect(effects.contains { if case .close(page.client, _, _) = $0 { true } else { false } }, "\(effects)")
+        let sent = effects.compactMap { e -> String? in if case .send(page.client, let b) = e { String(decoding: b, as: UTF8.self) } else { nil } }
+        #expect(sent == [#"{"event":"closed","params":{"reason":"replaced"}}"#], "\(sent)")
+        #expect(h.stackIDs(sid) == "W1")
+    }
 }
