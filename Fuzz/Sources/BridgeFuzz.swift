@@ -490,7 +490,9 @@ struct Driver {
     /// before a frame owed an error with id null either may be the one answered: the frame's
     /// error is taken, the events stay owed nothing or one error each.)
     mutating func settle(_ c: ClientID, _ id: JSONValue, _ what: String) -> Bool {
-        if id != .null, let k = historyWaits[c]?.firstIndex(of: id) {
+        // (A request owed in order with the same id comes first: ids may repeat.)
+        if id != .null, let k = historyWaits[c]?.firstIndex(of: id),
+           owed[c]?.first(where: { $0 != .errorMaybe }) != .reply(id) {
             historyWaits[c]!.remove(at: k)
             return true
         }
