@@ -97,7 +97,8 @@ bench: bench-build
 #   fuzz-json      the JSON parser: round trip, stable output, depth limits, error offsets
 #   fuzz-envelope  the request fast path against the general parser: same verdict, same values
 #   fuzz-bridge    the whole Bridge state machine (the project's one Bridge fuzzer; with and
-#                  without a routing configuration, browser sessions played by script): one reply
+#                  without a routing configuration, browser sessions played by script, with the
+#                  hotwire-native and capacitor profiles and their page events): one reply
 #                  per request, a refused frame leaves the whole Bridge equal to a copy taken
 #                  before it, nothing sent after a close, well-formed stacks and timers, what a
 #                  subscribed observer hears, bounded sessions and stacks, every session within
@@ -105,6 +106,7 @@ bench: bench-build
 #                  the engine's items (first byte with bit 1: an observer without stack.changed,
 #                  so the cached stack meets changes it did not write). `swift test` replays its
 #                  seed corpus through the same file (BridgeFuzzReplayTests).
+# LeakSanitizer reads Fuzz/lsan.supp (one static's Regexes, reported at exit).
 # Seeds are in Fuzz/corpus/NAME (kept small); what a run finds goes to .build-fuzz/corpus/NAME,
 # and a failing input to .build-fuzz/artifacts/NAME-crash-… (replay: .build-fuzz/fuzz-NAME FILE).
 # FUZZ_SECONDS per target (default 60). Measured on the 2-core VM: the build takes 1.3 min of CPU
@@ -128,7 +130,7 @@ fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/artifacts $(FUZZ_DIR)/logs; \
 	  echo "fuzz-$$t: $(FUZZ_SECONDS) s (log: $(FUZZ_DIR)/logs/$$t.log)"; \
-	  if SWIFT_BACKTRACE=enable=no $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+	  if SWIFT_BACKTRACE=enable=no LSAN_OPTIONS=suppressions=Fuzz/lsan.supp $(FUZZ_DIR)/fuzz-$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
 	      -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/artifacts/$$t- \
 	      $(FUZZ_DIR)/corpus/$$t Fuzz/corpus/$$t > $(FUZZ_DIR)/logs/$$t.log 2>&1; then \
 	    grep -E '^Done|DONE' $(FUZZ_DIR)/logs/$$t.log | tail -2; \

@@ -83,6 +83,13 @@ extension Driver {
                 if !handles.isEmpty { params["handles"] = .array(handles) }
             }
         case "page"?:
+            if s.byte() % 3 != 0, let (event, p) = profilePageEvent(for: c, &s) {
+                // Its profile's page events (hotwire.js, capacitor.js): events, no id.
+                name = event
+                params = p
+                asEvent = s.byte() % 16 != 0
+                break
+            }
             name = s.pick(["pwa-navigate", "pwa-navigate", "pwa-rendered", "pwa-rendered", "back", "navigate", "ping",
                            "pwa-navigated", "cart.add", "hello", "session.list"] + (routed ? ["deeplink.open", "back"] : []))
             switch name {
@@ -101,8 +108,11 @@ extension Driver {
                            "navigation.canGoBack", "navigation.popToRoot", "ping", "bogus",
                            "webview.evaluate", "webview.click", "session.screenshot", "placeholder.snapshot"]
                           + (routed ? ["router.get", "router.perform", "router.perform", "router.perform", "router.selectTab",
-                                       "deeplink.open", "router.resolve", "navigation.back"] : []))
+                                       "deeplink.open", "router.resolve", "navigation.back"] : [])
+                          + (s.byte() % 2 == 0 ? Self.profileMethods : []))
             switch name {
+            case _ where Self.profileMethods.contains(name) && !(routed && name == "router.selectTab" && s.byte() % 2 == 0):
+                params = profileRequestParams(name, &s)
             case "router.get":
                 params["session"] = .string(someSession(&s))
             case "router.perform":
@@ -122,7 +132,11 @@ extension Driver {
                 params["url"] = .string(someURL(&s))
             case "session.create":
                 if s.byte() % 3 != 0 { params["url"] = .string(someURL(&s)) }
-                if s.byte() % 2 == 0 { params["browser"] = true }
+                if s.byte() % 2 == 0 {
+                    params["browser"] = true
+                    let profile = profileParams(&s)
+                    for (key, value) in zip(profile.keys, profile.values) { params[key] = value }
+                }
             case "webview.evaluate", "webview.click":
                 params["session"] = .string(someSession(&s))
                 params["webview"] = .string(s.pick(["W1", "W2", "W3", "P1"]))

@@ -31,6 +31,19 @@ import Testing
         #expect(reach.steps >= 3, "\(name): \(reach.steps) steps")
     }
 
+    /// Together the seeds play both session profiles: hotwire-native pages' adapter and bridge
+    /// messages, a fetched path configuration, capacitor pages' plugin calls and their answers.
+    @Test func theSeedsPlayTheProfiles() throws {
+        var heard: [String: Int] = [:]
+        for name in Self.seeds {
+            let bytes = try [UInt8](Data(contentsOf: Self.corpus.appendingPathComponent(name)))
+            heard.merge(bytes.withUnsafeBytes { BridgeFuzz.run($0) }.heard, uniquingKeysWith: +)
+        }
+        for event in ["hotwire.message", "bridge.message", "bridge.ready", "hotwire.pathConfiguration", "capacitor.call", "capacitor.result"] {
+            #expect(heard[event, default: 0] > 0, "no seed makes the observer hear \(event): \(heard)")
+        }
+    }
+
     /// A script of `count` bytes from a fixed generator; routed when `seed` is odd, with the
     /// quiet observer (no `stack.changed`) when its bit 1 is set.
     static func script(_ seed: UInt64, count: Int = 24_000) -> [UInt8] {
@@ -46,6 +59,7 @@ import Testing
     @Test func replaysGeneratedScripts() async {
         var plain: [String: Int] = [:], routed: [String: Int] = [:]
         var timeouts = 0
+        var heard: [String: Int] = [:]
         // Yields between cases, as every long CPU-bound test here does: the tests share the
         // cooperative pool, as many threads as cores (2 on CI), and a test that holds a thread for
         // seconds stalls every other test's tasks, actors and queues meanwhile.
@@ -55,6 +69,12 @@ import Testing
             #expect(reach.steps > 150, "seed \(seed): \(reach.steps) steps")
             if seed & 1 == 1 { routed.merge(reach.succeeded, uniquingKeysWith: +) } else { plain.merge(reach.succeeded, uniquingKeysWith: +) }
             timeouts += reach.timeouts
+            heard.merge(reach.heard, uniquingKeysWith: +)
+        }
+        // Sessions of both profiles were made (their pages' events are the seeds' to reach: these
+        // scripts fill the session limit early).
+        for event in ["session.created hotwire", "session.created capacitor"] {
+            #expect(heard[event, default: 0] > 0, "the observer heard no \(event): \(heard)")
         }
         for method in ["hello", "pwa-navigate", "pwa-rendered", "back", "session.create", "session.get",
                        "navigation.navigateToUrl", "navigation.back"] {

@@ -159,9 +159,11 @@ extension Bridge {
 
     /// A top-level navigation: in the in-app browser it goes ahead; in the app's web view it
     /// stays when the app's origin or `allowNavigation` allows it (loaded into the same web
-    /// view), else it opens outside the app (`external.open`) and the web view stays.
+    /// view), else it opens outside the app (`external.open`) and the web view stays. The reply
+    /// goes before the events it caused.
     mutating func capacitorNavigate(_ client: ClientID?, _ s: inout Session, url: String, from webview: ItemID?, reply: ProfileNavigateReply) {
         guard let st = s.profile as? CapacitorState else { return }
+        let mark = effects.count
         let target = webview ?? st.app
         if target == st.browser || st.profile.options.navigationStays(url, appOrigin: st.profile.appOrigin) {
             effects.append(.host(.loadURL(session: s.id, webview: target, url: url)))
@@ -169,13 +171,15 @@ extension Bridge {
             emitExternalOpen(&s, url: url, from: target)
         }
         guard let client else { return }
-        switch reply {
-        case .none: break
-        case .handledBy(let id): sendResult(client, id: id) { w in w.key("handledBy"); w.string(CapacitorProfile.name) }
-        case .stack(let id):
-            let stack = stackJSON(&s)
-            sendResult(client, id: id) { w in w.key("stack"); w.raw(stack) }
+        let stack: [UInt8]? = if case .stack = reply { stackJSON(&s) } else { nil }
+        let frames = replyEffect(client) { b in
+            switch reply {
+            case .none: break
+            case .handledBy(let id): b.sendResult(client, id: id) { w in w.key("handledBy"); w.string(CapacitorProfile.name) }
+            case .stack(let id): b.sendResult(client, id: id) { w in w.key("stack"); w.raw(stack ?? []) }
+            }
         }
+        effects.insert(contentsOf: frames, at: mark)
     }
 
     /// `navigation.back`: closes a presented in-app browser; refused on iOS; on Android the
@@ -198,10 +202,13 @@ extension Bridge {
         let before = s.engine.stack.map(\.id)
         let decision = st.store.back(canGoBack: canGoBack)
         s.profile = st
+        // A back that waited for the history (`capacitorBack`) is answered only to a controller
+        // still connected: its connection may have left meanwhile.
+        let replyTo = client.flatMap { clients[$0] != nil ? $0 : nil }
         let action: String
         switch decision {
         case .refused(let message):
-            if let client, let id { sendError(client, id: id, ProtocolError(.notAllowed, message)) }
+            if let replyTo, let id { sendError(replyTo, id: id, ProtocolError(.notAllowed, message)) }
             return
         case .closeBrowser:
             action = "closeBrowser"
@@ -221,7 +228,7 @@ extension Bridge {
             capacitorDeliver(&s, events)
         }
         // The reply first, with the stack as it is now, then what the back caused.
-        guard let client, let id else { return }
+        guard let client = replyTo, let id else { return }
         let after = Set(s.engine.stack.map(\.id))
         let removed = before.filter { !after.contains($0) }
         let stack = stackJSON(&s)

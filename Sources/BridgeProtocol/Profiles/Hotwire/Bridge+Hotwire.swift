@@ -374,7 +374,9 @@ extension Bridge {
         case .none:
             break
         case .handledBy(let id):
-            sendResult(client, id: id) { w in w.key("handledBy"); w.string("hotwire-native") }
+            // Before the events it caused (a `hotwire.cacheSnapshot` or `hotwire.visit` to this page).
+            let reply = replyEffect(client) { b in b.sendResult(client, id: id) { w in w.key("handledBy"); w.string("hotwire-native") } }
+            effects.insert(contentsOf: reply, at: mark)
         case .stack(let id):
             let stack = stackJSON(&s)
             let reply = replyEffect(client) { b in b.sendResult(client, id: id) { w in w.key("stack"); w.raw(stack) } }

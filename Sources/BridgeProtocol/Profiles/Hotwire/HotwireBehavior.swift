@@ -94,8 +94,15 @@ extension HotwireState: ProfileState {
 
     /// A proposal that waited for the snapshot of the screen it covers: decided now, the
     /// covered screen keeps the picture.
+    /// A page that no longer speaks for its web view (another page claimed it, it was sent
+    /// away: its connection closes) takes what it proposed with it, as a waiting `pwa-navigate`
+    /// goes with its page; a connection that left gets no reply (the proposal goes ahead).
     static func resume<RNG>(_ b: inout Bridge<RNG>, _ client: ClientID, _ s: inout Session, _ waiting: any ProfileValue, now: Int64) {
         guard let proposal = waiting as? HotwireProposal else { return }
-        b.hotwirePropose(client, &s, proposal, now: now)
+        switch b.clients[client]?.role {
+        case .detached?: return
+        case nil: b.hotwirePropose(nil, &s, proposal, now: now)
+        default: b.hotwirePropose(client, &s, proposal, now: now)
+        }
     }
 }

@@ -1,0 +1,1 @@
+../../../Fuzz/Sources/BridgeFuzz+Profiles.swift
