@@ -261,43 +261,4 @@ extension Driver {
             return nil
         }
     }
-
-    // MARK: A known bug
-
-    /// KNOWN BUG (a fix belongs in Sources/BridgeProtocol/Bridge, not in the profile): a
-    /// capacitor session's back (`navigation.back`, `router.perform {goBack}`) that needs the
-    /// app's history (Android, App plugin, back button handler on, a browser) waits for the
-    /// host's `historyRead` in `CapacitorState.backs` without holding its connection: later
-    /// requests of that connection are answered before it, and when the session closes first
-    /// (its root tab failed, a close, an exit) it is never answered. Until that is fixed, a
-    /// controller's back naming a capacitor session is not owed in order (`historyWaits`: its
-    /// reply may come whenever, or never), so that the fuzzer gets past it.
-    func mayWaitOnHistory(_ frame: [UInt8]) -> Bool {
-        guard let value = try? JSONParser.parse(frame), case .int? = value["id"], let method = value["method"]?.stringValue,
-              method == "navigation.back" || method == "router.perform",
-              let sid = value["params"]?["session"]?.stringValue else { return false }
-        return profileKind(of: sid) == "capacitor"
-    }
-
-    /// KNOWN BUG (its fix belongs in Sources/BridgeProtocol/Bridge, Bridge+Host.swift's release
-    /// of a `.snapshot` wait): a hotwire-native proposal that waits for the snapshot of the
-    /// screen it covers holds its connection (`holdForSnapshot`); when the session closes before
-    /// the snapshot comes, the release finds no session and calls no profile `resume`, so the
-    /// request that waited (a controller's `navigation.navigateToUrl`, a page's `navigate`) is
-    /// never answered while the connection's later requests are. Such a request is taken off
-    /// what its connection is owed in order once its session is gone (`historyWaits`).
-    mutating func looseProposalsOfClosedSessions() {
-        for (c, h) in bridge.held {
-            guard case .snapshot(let sid, _, let navigate) = h.wait, bridge.sessions[sid] == nil,
-                  let proposal = navigate.profile?.value as? HotwireProposal else { continue }
-            let id: Int64
-            switch proposal.reply {
-            case .stack(let n), .handledBy(let n): id = n
-            case .none: continue
-            }
-            guard let k = owed[c]?.firstIndex(of: .reply(.int(id))) else { continue }
-            owed[c]!.remove(at: k)
-            historyWaits[c, default: []].append(.int(id))
-        }
-    }
 }

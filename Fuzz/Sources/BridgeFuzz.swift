@@ -176,11 +176,6 @@ struct Driver {
     var placeholdersMade: [String: Int] = [:]
     /// Per connection, what its frames not answered yet are owed, in order.
     var owed: [ClientID: [Owed]] = [:]
-    /// Per connection, the ids of requests answered whenever or never, out of the order `owed`
-    /// keeps (known bugs, BridgeFuzz+Profiles.swift): its backs of a capacitor session, which may
-    /// wait for `historyRead` without holding the connection (`mayWaitOnHistory`), and hotwire
-    /// proposals waiting for a snapshot when their session closed (`looseProposalsOfClosedSessions`).
-    var historyWaits: [ClientID: [JSONValue]] = [:]
     /// With a routing configuration.
     let routed: Bool
     /// A controller subscribed to every session from the start (never driven by the script).
@@ -302,7 +297,6 @@ struct Driver {
 
     mutating func disconnect(_ c: ClientID) {
         owed[c] = nil
-        historyWaits[c] = nil
         live.removeAll { $0 == c }
         gone.insert(c)
         bridge.apply(.left(c), at: now)
@@ -333,9 +327,6 @@ struct Driver {
         let wasHeld = bridge.isHeld(c)
         // Answered in order: now, or once the browser is done with this connection.
         switch Self.rule(for: frame) {
-        case .request(let id) where mayWaitOnHistory(frame):
-            // (A known bug: BridgeFuzz+Profiles.swift's `mayWaitOnHistory`.)
-            historyWaits[c, default: []].append(id)
         case .request(let id): owed[c, default: []].append(.reply(id))
         case .event: owed[c, default: []].append(.errorMaybe)
         case .ignoredBeforeHello: break
@@ -343,7 +334,7 @@ struct Driver {
         lastStep = "\(c)'s " + String(decoding: frame.prefix(300), as: UTF8.self).debugDescription
         bridge.apply(.frame(c, text: frame), at: now)
         let (reply, refused) = perform(sender: c, frame: frame,
-                                       deferred: wasHeld || bridge.isHeld(c) || mayWaitOnHistory(frame))
+                                       deferred: wasHeld || bridge.isHeld(c))
         if let reply, reply["result"] != nil, let sent = try? JSONParser.parse(frame), let method = sent["method"]?.stringValue {
             reach.succeeded[method, default: 0] += 1
 
@@ -490,12 +481,6 @@ struct Driver {
     /// before a frame owed an error with id null either may be the one answered: the frame's
     /// error is taken, the events stay owed nothing or one error each.)
     mutating func settle(_ c: ClientID, _ id: JSONValue, _ what: String) -> Bool {
-        // (A request owed in order with the same id comes first: ids may repeat.)
-        if id != .null, let k = historyWaits[c]?.firstIndex(of: id),
-           owed[c]?.first(where: { $0 != .errorMaybe }) != .reply(id) {
-            historyWaits[c]!.remove(at: k)
-            return true
-        }
         guard var queue = owed[c] else { return false }
         defer { owed[c] = queue }
         let first = queue.firstIndex { $0 != .errorMaybe }
@@ -515,7 +500,6 @@ struct Driver {
 
     /// The snapshot rule and the replies owed (see the type's comment).
     mutating func checkBrowserRules(_ what: String) {
-        looseProposalsOfClosedSessions()
         // (Plain sessions only: a profile's placeholders are its own. A hotwire-native session's
         // proposal goes ahead unpictured when nobody waits for it, and its tree's items, in
         // every tab and the modal, take placeholder ids from the engine's allocator.)

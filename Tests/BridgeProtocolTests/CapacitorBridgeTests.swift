@@ -396,21 +396,39 @@ import Testing
         #expect(h.take(other).contains { $0["result"]?["action"] == "none" })
     }
 
-    /// KNOWN BUG, left (its fix belongs in Sources/BridgeProtocol/Bridge): a back waiting for
-    /// the web view's history does not hold its connection, so a later request of the same
-    /// controller is answered before it (replies must keep the order of the requests), and a
-    /// session closed meanwhile never answers it. fuzz-bridge lets such backs be answered out of
-    /// order (BridgeFuzz+Profiles.swift, `mayWaitOnHistory`).
+    /// Found by fuzz-bridge: a back waiting for the web view's history holds its connection
+    /// (`Bridge.holdForHistory`): a later request of the same controller is answered after it
+    /// (replies keep the order of the requests), and one of another controller at once.
     @Test func aBackWaitingForTheHistoryIsAnsweredBeforeLaterRequests() {
         var h = BridgeHarness()
         let (ctl, sid, _) = Self.session(&h)
+        let other = h.controller()
         let backID = h.nextID
         _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
-        _ = h.request(ctl, "ping")
+        #expect(h.hostCalls.last == .readHistory(session: sid, webview: .webview(1)))
+        let pingID = h.nextID
+        #expect(h.request(ctl, "ping") == .null, "it waits behind the back")
+        #expect(h.request(other, "ping")["result"] != nil, "another controller is not held up")
         h.host(.historyRead(session: sid, webview: .webview(1), canGoBack: true))
+        let replies = h.take(ctl).compactMap { $0["id"] }
+        #expect(replies.prefix(2) == [.int(backID), .int(pingID)], "\(replies)")
+    }
+
+    /// The same back when its session closes before the history is read: the request that
+    /// waited hears why (`unknown-session`), then the later ones are answered.
+    @Test func aBackWaitingForTheHistoryIsAnsweredWhenItsSessionCloses() {
+        var h = BridgeHarness()
+        let (ctl, sid, _) = Self.session(&h)
+        let other = h.controller()
+        let backID = h.nextID
+        _ = h.request(ctl, "navigation.back", ["session": .string(sid)])
+        let pingID = h.nextID
+        _ = h.request(ctl, "ping")
+        _ = h.request(other, "session.close", ["session": .string(sid)])
+        h.host(.historyRead(session: sid, webview: .webview(1), canGoBack: false))
         let replies = h.take(ctl).filter { $0["id"] != nil }
-        withKnownIssue("a capacitor back waiting for historyRead does not hold its connection") {
-            #expect(replies.first?["id"] == .int(backID), "\(replies)")
-        }
+        #expect(replies.map { $0["id"] } == [.int(backID), .int(pingID)], "\(replies)")
+        #expect(replies.first?["error"]?["code"] == "unknown-session")
+        #expect(!h.bridge.isHeld(ctl))
     }
 }

@@ -568,12 +568,9 @@ import Testing
         }
     }
 
-    /// KNOWN BUG, left (its fix belongs in Sources/BridgeProtocol/Bridge, where a `.snapshot`
-    /// wait is released; found by fuzz-bridge, Fuzz/corpus/bridge/seed-31): a controller's
-    /// `navigation.navigateToUrl` waiting for the snapshot of the screen it covers is never
-    /// answered when the session closes before the snapshot comes (the release finds no session
-    /// and resumes nothing), while the controller's later requests are. fuzz-bridge lets such a
-    /// request go unanswered (BridgeFuzz+Profiles.swift, `looseProposalsOfClosedSessions`).
+    /// Found by fuzz-bridge (Fuzz/corpus/bridge/seed-31): a controller's
+    /// `navigation.navigateToUrl` waiting for the snapshot of the screen it covers is answered
+    /// (`unknown-session`) when the session closes before the snapshot comes; nothing is decided.
     @Test func aProposalWaitingForItsSnapshotIsAnsweredWhenItsSessionCloses() {
         var h = BridgeHarness()
         let (ctl, sid, _) = Self.session(&h)
@@ -585,9 +582,7 @@ import Testing
         #expect(!h.bridge.sessionIDs.contains(sid))
         h.host(.snapshotTaken(session: sid, webview: .webview(1), image: [1]))
         let replies = h.take(ctl).filter { $0["id"] == .int(id) }
-        withKnownIssue("a hotwire proposal held for its snapshot is dropped when its session closes") {
-            #expect(replies.count == 1, "\(replies)")
-        }
+        #expect(replies.count == 1 && replies.first?["error"]?["code"] == "unknown-session", "\(replies)")
     }
 
     /// Found by fuzz-bridge (Fuzz/corpus/bridge/seed-32): a page's `navigate` waiting for the

@@ -23,6 +23,10 @@ struct HeldConnection: Equatable {
         case snapshot(session: String, webview: ItemID, navigate: PendingNavigate)
         /// A request the browser answers (`HostAnswer`).
         case answer(id: Int64)
+        /// A request (`id`; nil: an event) a profile decides once the browser has read the
+        /// history of `webview`'s tab (`HostWork.readHistory`): released by `historyRead`,
+        /// whose profile hook answers it first.
+        case history(session: String, webview: ItemID, id: Int64?)
     }
     var wait: Wait
     /// Frames for the connection, held back (its reply goes first).
@@ -124,6 +128,14 @@ extension Bridge {
 
     mutating func hold(_ client: ClientID, _ wait: HeldConnection.Wait) {
         held[client] = HeldConnection(wait: wait)
+    }
+
+    /// A profile's decision about `client`'s request `id` waits, the connection with it, until the
+    /// browser has read `webview`'s history (`HostWork.readHistory`, asked for by the profile):
+    /// the profile's `hostResult` hook answers it on `historyRead`, before the frames the
+    /// connection sent meanwhile.
+    mutating func holdForHistory(_ client: ClientID, session sid: String, webview: ItemID, id: Int64?) {
+        hold(client, .history(session: sid, webview: webview, id: id))
     }
 
     /// Ends `client`'s wait: `first` (its reply) goes, then what was held back for it, then the
@@ -294,8 +306,10 @@ extension Bridge {
 
     /// A profile's `waiting` (a proposal) waits, `client`'s connection with it, until the browser
     /// has pictured `webview`'s tab as it is now; then the profile's `resume` goes on with it.
-    mutating func holdForSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, _ waiting: any ProfileValue) {
-        hold(client, .snapshot(session: s.id, webview: webview, navigate: PendingNavigate(profile: ProfileBox(waiting))))
+    /// `request`: the id of `client`'s request that waits for it, if any (answered
+    /// `unknown-session` when the session closes meanwhile: no `resume` then).
+    mutating func holdForSnapshot(_ client: ClientID, _ s: inout Session, webview: ItemID, _ waiting: any ProfileValue, request: Int64?) {
+        hold(client, .snapshot(session: s.id, webview: webview, navigate: PendingNavigate(id: request, profile: ProfileBox(waiting))))
         effects.append(.host(.takeSnapshot(session: s.id, webview: webview)))
     }
 
@@ -503,6 +517,20 @@ extension Bridge {
                 }
             }))
         case .pathConfigurationFetched(let sid, _, _), .historyRead(let sid, _, _):
+            if case .historyRead(_, let webview, _) = result {
+                // The connections whose request waited for it go on once the profile answered
+                // them (below); when the session closed meanwhile, each request hears why.
+                for (client, h) in held.sorted(by: { $0.key < $1.key }) {
+                    guard case .history(sid, webview, let id) = h.wait else { continue }
+                    if sessions[sid] == nil, let id, let role = clients[client]?.role, !role.isDetached {
+                        releases.append((client, replyEffect(client) { b in
+                            b.sendError(client, id: id, ProtocolError(.unknownSession, "session \(sid) was closed before its back was decided"))
+                        }))
+                    } else {
+                        releases.append((client, []))
+                    }
+                }
+            }
             // A profile's (the profile asked for it).
             withSession(sid) { b, s in
                 guard let profile = s.profile else { return }
@@ -535,6 +563,14 @@ extension Bridge {
                 if let waiting = navigate.profile {
                     // What the session's profile had wait: its to go on with.
                     guard case .snapshotTaken(let sid, _, _) = result else { return }
+                    guard b.sessions[sid] != nil else {
+                        // The session closed while its picture was taken: nothing is decided, and
+                        // the request that waited hears why (unless its connection went too).
+                        if let id = navigate.id, let role = b.clients[client]?.role, !role.isDetached {
+                            b.sendError(client, id: id, ProtocolError(.unknownSession, "session \(sid) was closed before the navigation was decided"))
+                        }
+                        return
+                    }
                     b.withSession(sid) { b, s in
                         guard let profile = s.profile else { return }
                         type(of: profile).resume(&b, client, &s, waiting.value, now: now)

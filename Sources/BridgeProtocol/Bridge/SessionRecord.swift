@@ -33,6 +33,10 @@ struct Client: Equatable {
         /// session closed); its connection is being closed.
         indirect case detached(session: String, webview: ItemID, why: String)
         indirect case controller(ControllerInfo)
+
+        var isDetached: Bool {
+            if case .detached = self { true } else { false }
+        }
     }
 }
 

@@ -207,6 +207,14 @@ enum ProfileNavigateReply: Equatable {
     case handledBy(Int64)
     /// `navigation.navigateToUrl`: `{stack}`, before the events the navigation caused.
     case stack(Int64)
+
+    /// The id of the request that waits for it, if any.
+    var request: Int64? {
+        switch self {
+        case .none: nil
+        case .handledBy(let id), .stack(let id): id
+        }
+    }
 }
 
 /// A value a profile has the core keep for it (a proposal waiting for a snapshot), compared by

@@ -193,6 +193,8 @@ extension Bridge {
         guard needsHistory else { return capacitorBackDecided(&s, canGoBack: false, client: client, id: id, now: now) }
         st.backs.append(CapacitorState.WaitingBack(client: client, id: id))
         s.profile = st
+        // Its connection waits with it: the controller's later requests are answered after it.
+        if let client { holdForHistory(client, session: s.id, webview: st.app, id: id) }
         if st.backs.count == 1 { effects.append(.host(.readHistory(session: s.id, webview: st.app))) }
     }
 

@@ -353,7 +353,7 @@ extension Bridge {
             var trial = t.navigator
             _ = trial.propose(location: p.location, options: p.options, from: context)
             if let covered = Self.coveredContext(before: t.navigator, after: trial), let webview = t.webviews[covered] {
-                holdForSnapshot(client, &s, webview: webview, p)
+                holdForSnapshot(client, &s, webview: webview, p, request: p.reply.request)
                 return
             }
         }
