@@ -56,7 +56,8 @@ extension TabMachine {
             return [.dropSpare(targetId)]
         case .targetCrashed(let targetId, let status, let errorCode):
             var commands: [TabCommand] = [.dropSpare(targetId)]
-            if let key = tabsByTarget[targetId], let tab = tabs[key] {
+            if let key = tabsByTarget[targetId], let tab = tabs[key], !tab.rendererGone {
+                tabs[key]?.rendererGone = true
                 let code = errorCode.map { ", code \($0)" } ?? ""
                 commands.append(.emit(.shell(.crashed(session: tab.session, webview: tab.webview,
                                                       reason: "the page's renderer process died (\(status ?? "crashed")\(code))"))))
@@ -94,6 +95,8 @@ extension TabMachine {
             return [.ask(DevToolsCall(.domDescribeNode, ["backendNodeId": .int(node)]), session: tab.cdpSession, timeout: 2,
                          then: .fileChooser(tab.key, multiple: multiple))]
         case .inspectorTargetCrashed:
+            guard !tab.rendererGone else { return [] }
+            tabs[tab.key]?.rendererGone = true
             return [.emit(.shell(.crashed(session: tab.session, webview: tab.webview, reason: "the page's renderer process died")))]
         default:
             return nil
@@ -151,6 +154,8 @@ extension TabMachine {
             return [.emit(.urlChanged(session: tab.session, webview: tab.webview, url: url))]
         case .frameNavigated(let frameId, let isMain, let url, let unreachable):
             guard isMain, frameId == tab.mainFrame else { return [] }
+            // A document again (a reload after a crash): a later death is reported again.
+            tabs[key]?.rendererGone = false
             if let unreachable, !unreachable.isEmpty {
                 // A load that failed after it started (the root's, which `location.replace`
                 // starts, or any later one): Chromium shows its error page instead.

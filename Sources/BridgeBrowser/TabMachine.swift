@@ -57,6 +57,11 @@ struct TabMachine {
         var watchingNetwork = false
         var documentRequest: String?
         var netError: String?
+        /// Its renderer's death was reported (`Target.targetCrashed` and `Inspector.targetCrashed`
+        /// both say it): reported once, until the tab commits a document again (a reload). A
+        /// second report handled after the owner's reload was asked for marked the reloaded page
+        /// crashed again, for good.
+        var rendererGone = false
         /// The identifier Chromium gave its injected client (`Page.addScriptToEvaluateOnNewDocument`):
         /// a tab handed to another web view (`handOver`) replaces it with that web view's.
         var scriptIdentifier: String?

@@ -426,10 +426,15 @@ import Testing
     @Test func crashesAreReported() async throws {
         let host = makeHost()
         try await rootTab(host)
-        // A tab's renderer: reported either way Chromium says it.
+        // A tab's renderer: reported either way Chromium says it, once per death (Chromium says
+        // it both ways), again after the tab committed a document (a reload).
         chromium.emit("Inspector.targetCrashed", session: "S-T1")
         let tab = try await events.next { _ in true }
         #expect(tab == .shell(.crashed(session: "s1", webview: .webview(1), reason: "the page's renderer process died")))
+        chromium.emit("Target.targetCrashed", ["targetId": "T1", "status": "crashed", "errorCode": 9])
+        chromium.emit("Page.frameNavigated", ["frame": ["id": "T1", "loaderId": "L3", "url": "http://app.test/a"]], session: "S-T1")
+        #expect(try await events.next { _ in true } == .urlChanged(session: "s1", webview: .webview(1), url: "http://app.test/a"),
+                "the same death said again is not reported")
         chromium.emit("Target.targetCrashed", ["targetId": "T1", "status": "crashed", "errorCode": 9])
         let again = try await events.next { _ in true }
         #expect(again == .shell(.crashed(session: "s1", webview: .webview(1), reason: "the page's renderer process died (crashed, code 9)")))

@@ -170,7 +170,17 @@ import Testing
             event: .targetCreated(TargetInfo(targetId: "T7", type: "page", url: "about:blank", openerId: "T1")), session: nil, commands: []),
         Row(name: "a tab's renderer crash is the app's",
             event: .targetCrashed("T1", status: "killed", errorCode: 9), session: nil,
-            commands: [.dropSpare("T1"), .emit(.shell(.crashed(session: "s1", webview: .webview(1), reason: "the page's renderer process died (killed, code 9)")))]),
+            commands: [.dropSpare("T1"), .emit(.shell(.crashed(session: "s1", webview: .webview(1), reason: "the page's renderer process died (killed, code 9)")))],
+            after: { $0?.rendererGone == true }),
+        Row(name: "a renderer's death reported a second time is not reported again (by target)",
+            tab: { $0.rendererGone = true },
+            event: .targetCrashed("T1", status: "killed", errorCode: 9), session: nil, commands: [.dropSpare("T1")]),
+        Row(name: "a renderer's death reported a second time is not reported again (by the page's session)",
+            tab: { $0.rendererGone = true }, event: .inspectorTargetCrashed, commands: []),
+        Row(name: "a document committed again (a reload) reports a later death again",
+            tab: { $0.rendererGone = true },
+            event: .frameNavigated(frameId: "T1", isMainFrame: true, url: "http://app.test/a", unreachableUrl: nil),
+            commands: [.emit(.urlChanged(session: "s1", webview: .webview(1), url: "http://app.test/a"))], after: { $0?.rendererGone == false }),
         Row(name: "a download is cancelled in its context and reported",
             event: .downloadWillBegin(guid: "G1", frameId: "T1", url: "http://app.test/f.zip", suggestedFilename: "f.zip"), session: nil,
             commands: [.send(.cancelDownload(guid: "G1", context: "C1")),
@@ -182,6 +192,21 @@ import Testing
         let commands = m.event(row.event, session: row.session, now: 20_000_000_000)
         #expect(commands == row.commands)
         #expect(row.after(m.tabs[Self.key]))
+    }
+
+    /// Chromium says a renderer died twice (the browser's `Target.targetCrashed`, the page's
+    /// `Inspector.targetCrashed`): the owner hears it once, whichever comes first, so that the
+    /// second, handled after the owner's reload was asked for, does not mark the reloaded page
+    /// crashed again (a loaded run of test_shell_duties: the page stayed "crashed" for good).
+    @Test(arguments: [false, true]) func aRenderersDeathIsReportedOnceUntilItsTabLoadsAgain(pageFirst: Bool) {
+        var m = Self.machine()
+        let byTarget = DevToolsEvent.targetCrashed("T1", status: "killed", errorCode: 9)
+        let crashes = { (c: [TabCommand]) in c.filter { if case .emit(.shell(.crashed)) = $0 { true } else { false } }.count }
+        let first = pageFirst ? m.event(.inspectorTargetCrashed, session: Self.s1, now: 0) : m.event(byTarget, session: nil, now: 0)
+        let second = pageFirst ? m.event(byTarget, session: nil, now: 0) : m.event(.inspectorTargetCrashed, session: Self.s1, now: 0)
+        #expect(crashes(first) == 1 && crashes(second) == 0)
+        _ = m.event(.frameNavigated(frameId: "T1", isMainFrame: true, url: "http://app.test/a", unreachableUrl: nil), session: Self.s1, now: 0)
+        #expect(crashes(m.event(byTarget, session: nil, now: 0)) == 1, "a death after the reload is a new one")
     }
 
     @Test func aPopupNamedLaterIsHandedOverThen() {
