@@ -154,9 +154,16 @@ extension BrowserHost {
             }
             guard let x = point["x"]?.doubleValue, let y = point["y"]?.doubleValue else { throw BrowserError.browser("no position for \(selector)") }
             for type in ["mousePressed", "mouseReleased"] {
-                _ = try await cdp.call(DevToolsCall(.inputDispatchMouseEvent, [
-                    "type": .string(type), "x": .double(x), "y": .double(y), "button": "left", "clickCount": 1,
-                ]), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+                do {
+                    _ = try await cdp.call(DevToolsCall(.inputDispatchMouseEvent, [
+                        "type": .string(type), "x": .double(x), "y": .double(y), "button": "left", "clickCount": 1,
+                    ]), session: tab.cdpSession, timeout: options.callTimeoutSeconds)
+                } catch BrowserError.unknownTarget where type == "mouseReleased" {
+                    // The press was taken, and the page's DevTools session went before the release
+                    // was answered: the click ended its page (a Capacitor app's `App.exitApp` closes
+                    // its session from the click's handler). Done, not "no tab".
+                    return
+                }
             }
             // A page that went (the click navigated) or cannot say: the click was not lost.
             let lost = try? await evaluate(session: session, webview: webview, expression: Self.clickLost)

@@ -309,6 +309,36 @@ import Testing
         await host.shutdown()
     }
 
+    /// The click's handler ends its own page's session (Capacitor's `App.exitApp`): Chromium
+    /// detaches the tab's DevTools session before it answers the release. The click is done (a
+    /// loaded run answered it "no tab", and the test that clicked `#exit` failed).
+    @Test func aClickWhosePageGoesBeforeTheReleaseIsAnsweredIsDone() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        scriptClick(lostAnswers: [false])
+        chromium.on("Input.dispatchMouseEvent") { $0.params["type"] == "mouseReleased" ? .later : .result([:]) }
+        let click = Task { try await host.click(session: "s1", webview: .webview(1), selector: "#exit") }
+        _ = try await chromium.next("Input.dispatchMouseEvent") { $0.params["type"] == "mouseReleased" }
+        chromium.emit("Target.detachedFromTarget", ["sessionId": "S-T1", "targetId": "T1"])
+        try await click.value
+        #expect(clickSteps() == ["point", "press", "release"], "no check after a release its page did not answer")
+        await host.shutdown()
+    }
+
+    /// A tab gone before the press is no click.
+    @Test func aClickWhosePageWentBeforeThePressFails() async throws {
+        let host = makeHost()
+        try await rootTab(host)
+        scriptClick(lostAnswers: [false])
+        chromium.on("Input.dispatchMouseEvent") { $0.params["type"] == "mousePressed" ? .later : .result([:]) }
+        let click = Task { try await host.click(session: "s1", webview: .webview(1), selector: "#exit") }
+        _ = try await chromium.next("Input.dispatchMouseEvent") { $0.params["type"] == "mousePressed" }
+        chromium.emit("Target.detachedFromTarget", ["sessionId": "S-T1", "targetId": "T1"])
+        await #expect(throws: BrowserError.self) { try await click.value }
+        #expect(clickSteps() == ["point", "press"])
+        await host.shutdown()
+    }
+
     @Test func aClickLostAtEveryPressFailsAfterTheLastOne() async throws {
         let host = makeHost()
         try await rootTab(host)
