@@ -172,8 +172,8 @@ public enum HostWork: Equatable, Sendable {
     case closeTab(session: String, webview: ItemID)
     /// The web view went, but its tab stays, its page loaded as it is (not drawn, out of the
     /// session's web views): its profile gives it to a later web view (`reuseTab`). A profile
-    /// whose app keeps a web view between its screens' lives asks for it (`ProfileState.keepsTab`:
-    /// Hotwire Native's iOS modal). The session's close disposes of it.
+    /// whose app keeps a web view between its screens' lives asks for it (`ProfileState.keepsTab`).
+    /// The session's close disposes of it.
     case keepTab(session: String, webview: ItemID)
     /// `openTab` for `webview` made of the tab `kept` (`keepTab`): it becomes `webview`'s, its
     /// page (document and script state as they were) claims `webview` with `token`, and every

@@ -108,7 +108,7 @@ public struct BridgeConfiguration: Sendable, Equatable {
     /// (`defaultMaxTabs(physicalMemory:)`).
     public var maxTabsPerSession: Int = 32
     /// Whether a profile may keep a closed web view's tab for a later web view of its own
-    /// (`HostWork.keepTab`: Hotwire Native's iOS modal keeps its web view between presentations).
+    /// (`HostWork.keepTab`, asked for through `ProfileState.keepsTab`).
     /// The daemon turns it off with `--devtools`: to a DevTools client (Playwright, Puppeteer) a
     /// web view's page closes with it, and a kept tab would be a page left open.
     public var keepsTabs: Bool = true
